@@ -1,0 +1,59 @@
+"""The pure model and ports of workqueue: no I/O, no database driver, no DI framework."""
+
+from __future__ import annotations
+
+from domain.clock import Clock
+from domain.dedup import MAX_DEDUP_KEY_LENGTH, check_dedup_key
+from domain.errors import (
+    InvalidDedupKeyError,
+    InvalidPayloadError,
+    KindRegistryError,
+    PayloadDefinitionError,
+    StoreUnavailableError,
+    UnknownKindError,
+    WorkQueueError,
+)
+from domain.handler import WorkContext, WorkHandler
+from domain.items import Lease, WorkItem
+from domain.kinds import WorkKind, kind_name
+from domain.maintenance import TokenCleanup, WorkItemRetention
+from domain.notifications import WorkNotifications
+from domain.payload import WorkPayload
+from domain.queue import EnqueueRequest, EnqueueResult, WorkQueue
+from domain.schedule import PERIODIC_DEDUP_KEY, WorkSchedule
+from domain.status import FINISHED_STATUSES, WorkStatus
+from domain.store import RecoveryResult, WorkStore
+from domain.tokens import RefreshTokenStore
+
+__all__ = [
+    "FINISHED_STATUSES",
+    "MAX_DEDUP_KEY_LENGTH",
+    "PERIODIC_DEDUP_KEY",
+    "Clock",
+    "EnqueueRequest",
+    "EnqueueResult",
+    "InvalidDedupKeyError",
+    "InvalidPayloadError",
+    "KindRegistryError",
+    "Lease",
+    "PayloadDefinitionError",
+    "RecoveryResult",
+    "RefreshTokenStore",
+    "StoreUnavailableError",
+    "TokenCleanup",
+    "UnknownKindError",
+    "WorkContext",
+    "WorkHandler",
+    "WorkItem",
+    "WorkItemRetention",
+    "WorkKind",
+    "WorkNotifications",
+    "WorkPayload",
+    "WorkQueue",
+    "WorkSchedule",
+    "WorkStatus",
+    "WorkQueueError",
+    "WorkStore",
+    "check_dedup_key",
+    "kind_name",
+]

@@ -1,0 +1,60 @@
+"""Every error the queue raises on purpose, in one place."""
+
+from __future__ import annotations
+
+__all__ = [
+    "InvalidDedupKeyError",
+    "InvalidPayloadError",
+    "KindRegistryError",
+    "PayloadDefinitionError",
+    "StoreUnavailableError",
+    "UnknownKindError",
+    "WorkQueueError",
+]
+
+
+class WorkQueueError(Exception):
+    """Base class of the queue's own errors."""
+
+
+class PayloadDefinitionError(WorkQueueError, TypeError):
+    """A WorkPayload subclass was defined without a valid ``kind`` class attribute."""
+
+
+class UnknownKindError(WorkQueueError, LookupError):
+    """A kind name that no payload model (or no handler) is registered for."""
+
+    def __init__(self, kind: str, known: list[str] | None = None) -> None:
+        self.kind = kind
+        self.known = sorted(known or [])
+        hint = f" (known kinds: {', '.join(self.known)})" if self.known else ""
+        super().__init__(f"unknown kind {kind!r}{hint}")
+
+
+class InvalidPayloadError(WorkQueueError, ValueError):
+    """A payload does not validate against its kind's model.
+
+    Raised before anything is written (enqueue) or when a claimed row's payload
+    no longer validates (the executor then fails the item with this message).
+    """
+
+    def __init__(self, kind: str, detail: str) -> None:
+        self.kind = kind
+        self.detail = detail
+        super().__init__(f"invalid payload for kind {kind!r}: {detail}")
+
+
+class InvalidDedupKeyError(WorkQueueError, ValueError):
+    """A dedup key that is empty, too long, or not text."""
+
+
+class KindRegistryError(WorkQueueError):
+    """The registry cannot be built: a kind lacks, or has two of, a payload or a handler."""
+
+
+class StoreUnavailableError(WorkQueueError):
+    """The store could not be reached (connection lost, server restarting).
+
+    Transient: callers retry at their next tick; nothing was written, or the write
+    was fenced and is safe to repeat.
+    """

@@ -1,0 +1,126 @@
+"""The WorkStore port: everything done to items after they are enqueued."""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Protocol
+
+from pydantic import JsonValue
+
+from domain.items import Lease, WorkItem
+from domain.status import WorkStatus
+
+__all__ = ["RecoveryResult", "WorkStore"]
+
+
+@dataclass(frozen=True, slots=True)
+class RecoveryResult:
+    """What one lease-recovery pass did, by item id.
+
+    - ``requeued``: expired leases put back in queued with one more stall;
+    - ``stalled``: expired leases that reached the stall limit, now failed;
+    - ``superseded``: expired leases whose return to queued would have made a second
+      queued item with the same kind and dedup key; failed instead, leaving the
+      queued twin to do the work (see docs/adr on dedup).
+    """
+
+    requeued: list[int] = field(default_factory=list)
+    stalled: list[int] = field(default_factory=list)
+    superseded: list[int] = field(default_factory=list)
+
+    @property
+    def total(self) -> int:
+        return len(self.requeued) + len(self.stalled) + len(self.superseded)
+
+
+class WorkStore(Protocol):
+    """Claims, fenced writes, recovery, due-ness, purge and read-only listing. No insert.
+
+    Every timestamp comes from the store's Clock. Every write after a claim is
+    fenced by the lease (id, attempt) and ``status = 'running'``: it returns False
+    and changes nothing when the lease is no longer held.
+
+    :raises StoreUnavailableError: from any method, when the store cannot be reached.
+    """
+
+    async def claim(
+        self, kinds: Collection[str], *, worker_id: str, lease_duration: timedelta
+    ) -> WorkItem | None:
+        """Take the oldest queued item (lowest id) of one of ``kinds``.
+
+        Sets it running, increments attempt, stamps started_at, heartbeat_at,
+        worker_id and lease_expires_at = now + lease_duration. Returns the claimed
+        item, or None when nothing of those kinds is queued. Concurrent claimers
+        never get the same item.
+        """
+        ...
+
+    async def heartbeat(
+        self, lease: Lease, *, progress: JsonValue, lease_duration: timedelta
+    ) -> bool:
+        """Extend the lease to now + lease_duration and write the progress snapshot.
+
+        Returns False (the lease is lost) when no running item matches the lease.
+        """
+        ...
+
+    async def complete(self, lease: Lease, *, progress: JsonValue) -> bool:
+        """Mark the item succeeded and stamp finished_at. Fenced."""
+        ...
+
+    async def fail(self, lease: Lease, *, error: str, progress: JsonValue) -> bool:
+        """Mark the item failed with ``error`` and stamp finished_at. Fenced."""
+        ...
+
+    async def release(self, lease: Lease, *, progress: JsonValue) -> bool:
+        """Put the item back in queued without a stall (graceful shutdown). Fenced.
+
+        If a queued item with the same kind and dedup key exists, the released item
+        is failed as superseded instead (see docs/adr on dedup).
+        """
+        ...
+
+    async def recover_expired(self, *, max_stalls: int) -> RecoveryResult:
+        """Return every running item whose lease has expired to queued, with stalls + 1.
+
+        An item whose stalls reach ``max_stalls`` is failed with an error saying it
+        stalled, instead of being queued again.
+        """
+        ...
+
+    async def is_due(self, kind: str, interval: timedelta) -> bool:
+        """Whether a periodic ``kind`` should be enqueued now.
+
+        Due when no item of the kind is queued or running and its newest finished
+        item finished at least ``interval`` ago, or none exists.
+        """
+        ...
+
+    async def purge_finished(self, *, finished_before: datetime, limit: int) -> int:
+        """Delete at most ``limit`` succeeded or failed items finished before the cutoff.
+
+        Returns how many were deleted; queued and running items are never touched.
+        Callers loop until a batch deletes fewer than ``limit``.
+        """
+        ...
+
+    async def get(self, item_id: int) -> WorkItem | None:
+        """The item with this id, or None."""
+        ...
+
+    async def list_items(
+        self,
+        *,
+        statuses: Collection[WorkStatus] | None = None,
+        kinds: Collection[str] | None = None,
+        limit: int = 100,
+        newest_first: bool = False,
+    ) -> list[WorkItem]:
+        """Items filtered by status and kind, by id (oldest first unless newest_first)."""
+        ...
+
+    async def count_by_kind_and_status(self) -> dict[tuple[str, WorkStatus], int]:
+        """How many items each (kind, status) pair has; pairs with none are left out."""
+        ...
