@@ -1,1 +1,47 @@
+"""The queue's services over the domain ports: registry, executor, scheduler, recovery, worker.
+
+Nothing here does I/O except through the ports it is given, and nothing imports an
+adapter: the composition root wires the store, the queue and the clock in.
+"""
+
 from __future__ import annotations
+
+from application.context import DEFAULT_MAX_PROGRESS_BYTES, ExecutionContext
+from application.execution import (
+    DEFAULT_EXECUTOR_SETTINGS,
+    TRUNCATION_MARKER,
+    ExecutionOutcome,
+    ExecutionStatus,
+    ExecutorSettings,
+    bound_error,
+    error_text,
+)
+from application.executor import WorkExecutor
+from application.heartbeat import LeaseKeeper
+from application.recovery import DEFAULT_MAX_STALLS, LeaseRecovery
+from application.registry import KindRegistry, describe_validation_error
+from application.scheduler import ScheduleOutcome, ScheduleStatus, WorkScheduler
+from application.worker import DEFAULT_POLL_INTERVAL, Worker
+
+__all__ = [
+    "DEFAULT_EXECUTOR_SETTINGS",
+    "DEFAULT_MAX_PROGRESS_BYTES",
+    "DEFAULT_MAX_STALLS",
+    "DEFAULT_POLL_INTERVAL",
+    "TRUNCATION_MARKER",
+    "ExecutionContext",
+    "ExecutionOutcome",
+    "ExecutionStatus",
+    "ExecutorSettings",
+    "KindRegistry",
+    "LeaseKeeper",
+    "LeaseRecovery",
+    "ScheduleOutcome",
+    "ScheduleStatus",
+    "WorkExecutor",
+    "WorkScheduler",
+    "Worker",
+    "bound_error",
+    "describe_validation_error",
+    "error_text",
+]

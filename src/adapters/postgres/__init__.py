@@ -1,1 +1,48 @@
+"""The PostgreSQL adapter: the queue, the stores and notifications on asyncpg.
+
+Build a pool with :func:`create_pool`, apply the schema with :func:`migrate`
+(or check it with :func:`check_schema_current`), then wire::
+
+    pool = await create_pool(dsn)
+    queue = PostgresWorkQueue(pool, clock)
+    store = PostgresWorkStore(pool, clock)
+
+Every statement lives in ``sql/*.sql`` and every migration in
+``migrations/NNNN_name.sql``. ``python -m adapters.postgres.schema`` migrates a
+database and prints (or writes, or checks) ``docs/schema.sql``.
+"""
+
 from __future__ import annotations
+
+from adapters.postgres.migrations import (
+    MigrationError,
+    SchemaNotCurrentError,
+    available_migrations,
+    check_schema_current,
+    migrate,
+    pending,
+)
+from adapters.postgres.notifications import CHANNEL, PostgresWorkNotifications
+from adapters.postgres.pool import close_pool, create_pool, redact_dsn
+from adapters.postgres.queue import PostgresWorkQueue
+from adapters.postgres.store import PostgresWorkStore
+from adapters.postgres.tokens import PostgresRefreshTokenStore
+from adapters.postgres.unavailable import is_connection_loss
+
+__all__ = [
+    "CHANNEL",
+    "MigrationError",
+    "PostgresRefreshTokenStore",
+    "PostgresWorkNotifications",
+    "PostgresWorkQueue",
+    "PostgresWorkStore",
+    "SchemaNotCurrentError",
+    "available_migrations",
+    "check_schema_current",
+    "close_pool",
+    "create_pool",
+    "is_connection_loss",
+    "migrate",
+    "pending",
+    "redact_dsn",
+]

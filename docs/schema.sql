@@ -1,0 +1,86 @@
+-- The workqueue schema as PostgreSQL reports it after every migration.
+-- Generated from the catalog by adapters.postgres.schema; do not edit by hand:
+--   python -m adapters.postgres.schema --database-url URL --write docs/schema.sql
+-- tests/integration/test_schema_doc.py fails when this file is stale.
+-- Migrations applied: 0001_work_items, 0002_refresh_tokens.
+
+CREATE TABLE refresh_tokens (
+    id bigint NOT NULL GENERATED ALWAYS AS IDENTITY,
+    user_id bigint NOT NULL,
+    token_hash text NOT NULL,
+    created_at timestamp with time zone NOT NULL,
+    expires_at timestamp with time zone NOT NULL,
+    revoked_at timestamp with time zone,
+    CONSTRAINT refresh_tokens_pkey PRIMARY KEY (id),
+    CONSTRAINT refresh_tokens_token_hash_key UNIQUE (token_hash)
+);
+COMMENT ON TABLE refresh_tokens IS 'Refresh tokens issued to users. Written by the authentication service; expired and revoked ones are deleted by token cleanup (the token_cleanup kind).';
+COMMENT ON COLUMN refresh_tokens.id IS 'Identity. Written on insert; read by token cleanup to delete in batches.';
+COMMENT ON COLUMN refresh_tokens.user_id IS 'The user the token was issued to. Written on insert; read by the authentication service.';
+COMMENT ON COLUMN refresh_tokens.token_hash IS 'A hash of the token, never the token itself; unique. Written on insert; read by the authentication service to look a token up.';
+COMMENT ON COLUMN refresh_tokens.created_at IS 'When the token was issued. Written on insert; read by people.';
+COMMENT ON COLUMN refresh_tokens.expires_at IS 'When the token stops being valid. Written on insert; read by the authentication service and by token cleanup.';
+COMMENT ON COLUMN refresh_tokens.revoked_at IS 'When the token was revoked, or null. Written by the authentication service; read by it and by token cleanup.';
+CREATE INDEX refresh_tokens_expiry ON public.refresh_tokens USING btree (expires_at);
+COMMENT ON INDEX refresh_tokens_expiry IS 'Token cleanup: tokens that expired.';
+CREATE INDEX refresh_tokens_revoked ON public.refresh_tokens USING btree (id) WHERE (revoked_at IS NOT NULL);
+COMMENT ON INDEX refresh_tokens_revoked IS 'Token cleanup: tokens that were revoked.';
+
+CREATE TABLE work_items (
+    id bigint NOT NULL GENERATED ALWAYS AS IDENTITY,
+    kind text NOT NULL,
+    payload jsonb NOT NULL,
+    status text NOT NULL,
+    attempt integer NOT NULL DEFAULT 0,
+    stalls integer NOT NULL DEFAULT 0,
+    dedup_key text,
+    enqueued_at timestamp with time zone NOT NULL,
+    started_at timestamp with time zone,
+    heartbeat_at timestamp with time zone,
+    lease_expires_at timestamp with time zone,
+    finished_at timestamp with time zone,
+    worker_id text,
+    progress jsonb,
+    error text,
+    CONSTRAINT work_items_attempt_check CHECK ((attempt >= 0)),
+    CONSTRAINT work_items_pkey PRIMARY KEY (id),
+    CONSTRAINT work_items_stalls_check CHECK ((stalls >= 0)),
+    CONSTRAINT work_items_status_check CHECK ((status = ANY (ARRAY['queued'::text, 'running'::text, 'succeeded'::text, 'failed'::text])))
+) WITH (fillfactor=80, autovacuum_vacuum_scale_factor=0.02, autovacuum_analyze_scale_factor=0.02, autovacuum_vacuum_cost_delay=0);
+COMMENT ON TABLE work_items IS 'One row per unit of work, from enqueue to its final state. Inserted only by the WorkQueue (enqueue); updated by the WorkStore (claim, heartbeat, complete, fail, release, lease recovery); deleted only by retention.';
+COMMENT ON COLUMN work_items.id IS 'Identity; claim order (FIFO). Written by enqueue; with attempt it is the lease that fences every write after a claim.';
+COMMENT ON COLUMN work_items.kind IS 'Which handler runs the item (a kind enum value). Written by enqueue; read by claim, due-ness and the status view.';
+COMMENT ON COLUMN work_items.payload IS 'The payload model as JSON, validated before it is written. Written by enqueue; read by the executor, which validates it again.';
+COMMENT ON COLUMN work_items.status IS 'queued (written by enqueue, release and lease recovery; left by claim), running (written by claim; left by complete, fail, release or recovery), succeeded or failed (final; only retention removes them).';
+COMMENT ON COLUMN work_items.attempt IS 'How many times the item was claimed. Incremented by claim; every fenced write (heartbeat, complete, fail, release) matches it.';
+COMMENT ON COLUMN work_items.stalls IS 'How many leases of the item expired. Incremented by lease recovery, which fails the item when it reaches the stall limit.';
+COMMENT ON COLUMN work_items.dedup_key IS 'Optional key: an enqueue while a queued item of the same kind and key exists is absorbed by it. Written by enqueue; read by enqueue, release and lease recovery.';
+COMMENT ON COLUMN work_items.enqueued_at IS 'When the item was enqueued (the store''s clock). Written by enqueue; read by the status view.';
+COMMENT ON COLUMN work_items.started_at IS 'When the latest attempt was claimed (the store''s clock). Written by claim; read by the status view.';
+COMMENT ON COLUMN work_items.heartbeat_at IS 'When the latest attempt last proved it was alive. Written by claim and heartbeat; read by the status view. Not indexed, so heartbeats stay HOT.';
+COMMENT ON COLUMN work_items.lease_expires_at IS 'When the latest attempt''s lease runs out unless renewed. Written by claim and heartbeat; read by lease recovery. Not indexed, so heartbeats stay HOT.';
+COMMENT ON COLUMN work_items.finished_at IS 'When the item reached succeeded or failed. Written by complete, fail, release and lease recovery (when they finish it); read by due-ness and retention.';
+COMMENT ON COLUMN work_items.worker_id IS 'The worker that claimed the latest attempt. Written by claim; read by the status view and by people.';
+COMMENT ON COLUMN work_items.progress IS 'The latest JSON progress snapshot of the handler; kept across attempts. Written by heartbeat, complete, fail and release; read by the executor on the next attempt and by the status view. Not indexed, so heartbeats stay HOT.';
+COMMENT ON COLUMN work_items.error IS 'Why the item failed: the handler''s error, a stall, or being superseded by a queued twin. Written by fail, release and lease recovery; read by the status view.';
+CREATE INDEX work_items_claim ON public.work_items USING btree (kind, id) WHERE (status = 'queued'::text);
+COMMENT ON INDEX work_items_claim IS 'Claim: the oldest queued item of the given kinds. Partial on queued, so finished rows cost nothing.';
+CREATE INDEX work_items_newest_finished ON public.work_items USING btree (kind, finished_at) WHERE (status = ANY (ARRAY['succeeded'::text, 'failed'::text]));
+COMMENT ON INDEX work_items_newest_finished IS 'Due-ness: the newest finished item of a kind.';
+CREATE UNIQUE INDEX work_items_queued_dedup_key ON public.work_items USING btree (kind, dedup_key) WHERE ((status = 'queued'::text) AND (dedup_key IS NOT NULL));
+COMMENT ON INDEX work_items_queued_dedup_key IS 'Dedup: no two queued items share kind and dedup key. Read by enqueue (ON CONFLICT), release and lease recovery.';
+CREATE INDEX work_items_retention ON public.work_items USING btree (finished_at) WHERE (status = ANY (ARRAY['succeeded'::text, 'failed'::text]));
+COMMENT ON INDEX work_items_retention IS 'Retention: the oldest finished items, deleted in bounded batches.';
+CREATE INDEX work_items_running ON public.work_items USING btree (kind, id) WHERE (status = 'running'::text);
+COMMENT ON INDEX work_items_running IS 'Lease recovery (scan running items, filter the lease) and due-ness (is a kind running).';
+
+CREATE TABLE workqueue_migrations (
+    version integer NOT NULL,
+    name text NOT NULL,
+    applied_at timestamp with time zone NOT NULL DEFAULT now(),
+    CONSTRAINT workqueue_migrations_pkey PRIMARY KEY (version)
+);
+COMMENT ON TABLE workqueue_migrations IS 'The migrations applied to this database, one row each. Written by the migrator, under its advisory lock; read by the migrator and by the startup schema check.';
+COMMENT ON COLUMN workqueue_migrations.version IS 'The number that orders the migration files (0001_...). Written by the migrator; read to decide what is pending.';
+COMMENT ON COLUMN workqueue_migrations.name IS 'The migration file''s name without .sql. Written by the migrator; read by the schema check and by people.';
+COMMENT ON COLUMN workqueue_migrations.applied_at IS 'When the migration was applied (database time: bookkeeping, not queue time). Written by the migrator; read by people.';

@@ -1,0 +1,150 @@
+"""Connection pools for the PostgreSQL adapter, and DSNs that are safe to show."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any, TypeAlias
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+import asyncpg
+from asyncpg.pool import PoolConnectionProxy
+
+from adapters.postgres.unavailable import connection_loss_as_unavailable
+
+__all__ = [
+    "DatabaseConnection",
+    "DatabaseTarget",
+    "close_pool",
+    "connection_to",
+    "create_pool",
+    "redact_dsn",
+    "register_json_codecs",
+]
+
+DatabaseTarget: TypeAlias = "asyncpg.Pool | asyncpg.Connection | str"
+"""Where a one-off job (migrate, describe the schema) runs: a pool, a connection or a DSN."""
+
+DatabaseConnection: TypeAlias = "asyncpg.Connection | PoolConnectionProxy"
+"""A connection of one's own, or one borrowed from a pool."""
+
+_HIDDEN = "***"
+
+# password=value in a libpq keyword DSN; the value may be single-quoted with escapes.
+_KEYWORD_PASSWORD = re.compile(r"(?P<key>\bpassword\s*=\s*)(?:'(?:[^'\\]|\\.)*'|\S+)")
+
+
+async def create_pool(
+    dsn: str,
+    *,
+    min_size: int = 1,
+    max_size: int = 10,
+    command_timeout: float | None = 30.0,
+    **connect_kwargs: Any,
+) -> asyncpg.Pool:
+    """Open a pool whose connections read and write ``json``/``jsonb`` as Python values.
+
+    Payloads and progress snapshots are JSON; the codecs let the stores pass dicts
+    and lists as parameters and get them back from rows, with no ``json.dumps``
+    at every call site.
+
+    :param command_timeout: seconds a statement may take before asyncpg gives up on
+        it (the stores then raise :class:`~domain.StoreUnavailableError`).
+    :raises OSError: or an ``asyncpg`` error, if the first connections cannot be made.
+    """
+    pool: asyncpg.Pool = await asyncpg.create_pool(
+        dsn,
+        min_size=min_size,
+        max_size=max_size,
+        command_timeout=command_timeout,
+        init=register_json_codecs,
+        **connect_kwargs,
+    )
+    return pool
+
+
+async def close_pool(pool: asyncpg.Pool, *, grace: float = 10.0) -> None:
+    """Close ``pool`` gracefully, or terminate it when a connection is still busy.
+
+    ``Pool.close`` waits for every connection to be released, forever if one never
+    is (a handler stuck mid-query): after ``grace`` seconds the remaining
+    connections are cut instead.
+    """
+    try:
+        await asyncio.wait_for(pool.close(), timeout=grace)
+    except TimeoutError:
+        pool.terminate()
+
+
+async def register_json_codecs(connection: asyncpg.Connection) -> None:
+    """Make ``json`` and ``jsonb`` columns and parameters plain Python JSON values."""
+    for type_name in ("json", "jsonb"):
+        await connection.set_type_codec(
+            type_name,
+            schema="pg_catalog",
+            encoder=_dump_json,
+            decoder=json.loads,
+            format="text",
+        )
+
+
+def _dump_json(value: object) -> str:
+    # Compact separators: jsonb normalises anyway, so spaces would only cost bytes.
+    return json.dumps(value, separators=(",", ":"))
+
+
+@asynccontextmanager
+async def connection_to(target: DatabaseTarget) -> AsyncIterator[DatabaseConnection]:
+    """One connection to ``target`` for the block: the connection itself, one
+    borrowed from the pool, or a new one to the DSN (closed afterwards).
+
+    :raises StoreUnavailableError: if the database cannot be reached, then or
+        during the block.
+    """
+    with connection_loss_as_unavailable():
+        if isinstance(target, asyncpg.Connection):
+            yield target
+        elif isinstance(target, asyncpg.Pool):
+            async with target.acquire() as connection:
+                yield connection
+        else:
+            own_connection = await asyncpg.connect(target)
+            try:
+                yield own_connection
+            finally:
+                await own_connection.close()
+
+
+def redact_dsn(dsn: str) -> str:
+    """``dsn`` with its password replaced by ``***``, for logs and error messages.
+
+    Handles a password in the URL's user part (``postgresql://u:secret@h/db``) and
+    in the query (``?password=secret``). A DSN that is not a URL (``host=h
+    password=secret``) has its ``password=`` value hidden too. An empty password
+    (``postgres:@``) is shown as it is: there is nothing to hide.
+    """
+    if "://" not in dsn:
+        return _redact_keyword_dsn(dsn)
+    parts = urlsplit(dsn)
+    netloc = parts.netloc
+    userinfo, at, hostinfo = netloc.rpartition("@")
+    if at and ":" in userinfo:
+        user, _, password = userinfo.partition(":")
+        if password:
+            netloc = f"{user}:{_HIDDEN}@{hostinfo}"
+    query = parts.query
+    if query:
+        pairs = parse_qsl(query, keep_blank_values=True)
+        if any(key == "password" for key, _ in pairs):
+            query = urlencode(
+                [(key, _HIDDEN if key == "password" else value) for key, value in pairs],
+                safe="/*",
+            )
+    return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
+
+
+def _redact_keyword_dsn(dsn: str) -> str:
+    return _KEYWORD_PASSWORD.sub(lambda match: f"{match['key']}{_HIDDEN}", dsn)

@@ -1,0 +1,194 @@
+-- Every statement of PostgresWorkStore. Every timestamp is a parameter from the
+-- store's Clock (never now()), so tests control time on PostgreSQL too. Every
+-- write after a claim is fenced by the lease: id, attempt and status 'running'.
+
+-- name: claim
+-- $1 kinds, $2 worker_id, $3 now, $4 lease_expires_at.
+-- SKIP LOCKED: concurrent claimers pass over each other's rows instead of waiting,
+-- and never get the same item. The subquery reads the partial claim index only.
+UPDATE work_items
+SET status = 'running',
+    attempt = attempt + 1,
+    started_at = $3,
+    heartbeat_at = $3,
+    worker_id = $2,
+    lease_expires_at = $4
+WHERE id = (
+    SELECT id
+    FROM work_items
+    WHERE status = 'queued' AND kind = ANY ($1::text[])
+    ORDER BY id
+    LIMIT 1
+    FOR UPDATE SKIP LOCKED
+)
+RETURNING id, kind, payload, status, attempt, stalls, dedup_key, enqueued_at, started_at,
+          heartbeat_at, lease_expires_at, finished_at, worker_id, progress, error;
+
+-- name: heartbeat
+-- $1 id, $2 attempt, $3 now, $4 lease_expires_at, $5 progress.
+-- Touches no indexed column, so it is a HOT update.
+UPDATE work_items
+SET heartbeat_at = $3, lease_expires_at = $4, progress = $5
+WHERE id = $1 AND attempt = $2 AND status = 'running'
+RETURNING true;
+
+-- name: complete
+-- $1 id, $2 attempt, $3 now, $4 progress. worker_id stays: the last holder.
+UPDATE work_items
+SET status = 'succeeded', finished_at = $3, progress = $4, lease_expires_at = NULL, error = NULL
+WHERE id = $1 AND attempt = $2 AND status = 'running'
+RETURNING true;
+
+-- name: fail
+-- $1 id, $2 attempt, $3 now, $4 progress, $5 error. worker_id stays: the last holder.
+UPDATE work_items
+SET status = 'failed', finished_at = $3, progress = $4, lease_expires_at = NULL, error = $5
+WHERE id = $1 AND attempt = $2 AND status = 'running'
+RETURNING true;
+
+-- name: release
+-- $1 id, $2 attempt, $3 now, $4 progress. Returns the queued twin's id, null when
+-- the item went back to queued; no row when the lease was not held.
+-- Back to queued without a stall, unless a queued item with the same kind and
+-- dedup key exists: then this one is failed as superseded (docs/adr/0004). Should
+-- a twin be committed after this statement's snapshot, the requeue violates the
+-- unique dedup index and the caller runs the statement again, which then sees it.
+WITH held AS (
+    SELECT h.id,
+           (SELECT q.id
+            FROM work_items AS q
+            WHERE q.status = 'queued' AND q.kind = h.kind AND q.dedup_key = h.dedup_key
+           ) AS twin_id
+    FROM work_items AS h
+    WHERE h.id = $1 AND h.attempt = $2 AND h.status = 'running'
+    FOR UPDATE OF h
+)
+UPDATE work_items AS w
+SET status = CASE WHEN held.twin_id IS NULL THEN 'queued' ELSE 'failed' END,
+    progress = $4,
+    lease_expires_at = NULL,
+    worker_id = CASE WHEN held.twin_id IS NULL THEN NULL ELSE w.worker_id END,
+    finished_at = CASE WHEN held.twin_id IS NULL THEN NULL ELSE $3::timestamptz END,
+    error = CASE WHEN held.twin_id IS NULL THEN NULL
+                 ELSE 'superseded by queued item ' || held.twin_id || ' with the same dedup key'
+            END
+FROM held
+WHERE w.id = held.id AND w.attempt = $2 AND w.status = 'running'
+RETURNING held.twin_id;
+
+-- name: recover_expired
+-- $1 now, $2 max_stalls. One row per recovered item: its id and what happened.
+-- Every running item whose lease expired (strictly: lease_expires_at < now) gets
+-- one more stall and then, in this order of precedence:
+--   'stalled'    the stalls reached max_stalls: failed, the error says so;
+--   'superseded' a queued item has its kind and dedup key, or a newer expired twin
+--                is being requeued by this same statement: failed (docs/adr/0004);
+--   'requeued'   back to queued, lease and worker cleared.
+-- SKIP LOCKED: items another recoverer (or a heartbeat) holds are left to the next
+-- pass. A twin committed after the snapshot makes the requeue violate the unique
+-- dedup index; the caller runs the statement again, which then sees it.
+WITH expired AS (
+    SELECT id, kind, dedup_key, stalls + 1 AS stalls
+    FROM work_items
+    WHERE status = 'running' AND lease_expires_at < $1::timestamptz
+    FOR UPDATE SKIP LOCKED
+),
+decided AS (
+    SELECT e.id,
+           e.stalls,
+           CASE WHEN e.stalls >= $2::integer OR e.dedup_key IS NULL THEN NULL
+                ELSE coalesce(
+                    (SELECT q.id
+                     FROM work_items AS q
+                     WHERE q.status = 'queued' AND q.kind = e.kind AND q.dedup_key = e.dedup_key),
+                    -- Of expired twins that return together, the newest (newest
+                    -- payload) is requeued and supersedes the others.
+                    nullif(max(e.id) FILTER (WHERE e.stalls < $2::integer)
+                               OVER (PARTITION BY e.kind, e.dedup_key),
+                           e.id))
+           END AS twin_id
+    FROM expired AS e
+),
+outcome AS (
+    SELECT d.id, d.stalls, d.twin_id,
+           CASE WHEN d.stalls >= $2::integer THEN 'stalled'
+                WHEN d.twin_id IS NOT NULL THEN 'superseded'
+                ELSE 'requeued'
+           END AS outcome
+    FROM decided AS d
+)
+UPDATE work_items AS w
+SET stalls = o.stalls,
+    status = CASE WHEN o.outcome = 'requeued' THEN 'queued' ELSE 'failed' END,
+    lease_expires_at = NULL,
+    worker_id = CASE WHEN o.outcome = 'requeued' THEN NULL ELSE w.worker_id END,
+    finished_at = CASE WHEN o.outcome = 'requeued' THEN NULL ELSE $1::timestamptz END,
+    error = CASE o.outcome
+                WHEN 'stalled' THEN
+                    'stalled: lease expired ' || o.stalls || ' times (max stalls ' || $2::integer || ')'
+                WHEN 'superseded' THEN
+                    'superseded by queued item ' || o.twin_id || ' with the same dedup key'
+            END
+FROM outcome AS o
+WHERE w.id = o.id
+RETURNING w.id, o.outcome;
+
+-- name: is_due
+-- $1 kind, $2 the latest finished_at that is long enough ago (now - interval).
+-- Due when nothing of the kind is queued or running and its newest finished item
+-- finished at least one interval ago, or none ever did. Each part reads one
+-- partial index.
+SELECT NOT EXISTS (SELECT 1 FROM work_items WHERE status = 'queued' AND kind = $1)
+   AND NOT EXISTS (SELECT 1 FROM work_items WHERE status = 'running' AND kind = $1)
+   AND coalesce(
+           (SELECT max(finished_at)
+            FROM work_items
+            WHERE status IN ('succeeded', 'failed') AND kind = $1) <= $2,
+           true);
+
+-- name: purge_finished
+-- $1 cutoff, $2 batch size. Oldest finished first; a bounded batch keeps each
+-- transaction short. SKIP LOCKED: two purgers share the work instead of waiting.
+WITH doomed AS (
+    SELECT id
+    FROM work_items
+    WHERE status IN ('succeeded', 'failed') AND finished_at < $1
+    ORDER BY finished_at, id
+    LIMIT $2
+    FOR UPDATE SKIP LOCKED
+),
+deleted AS (
+    DELETE FROM work_items AS w USING doomed WHERE w.id = doomed.id RETURNING 1
+)
+SELECT count(*) FROM deleted;
+
+-- name: get
+SELECT id, kind, payload, status, attempt, stalls, dedup_key, enqueued_at, started_at,
+       heartbeat_at, lease_expires_at, finished_at, worker_id, progress, error
+FROM work_items
+WHERE id = $1;
+
+-- name: list_items_oldest_first
+-- $1 statuses or null for all, $2 kinds or null for all, $3 limit.
+SELECT id, kind, payload, status, attempt, stalls, dedup_key, enqueued_at, started_at,
+       heartbeat_at, lease_expires_at, finished_at, worker_id, progress, error
+FROM work_items
+WHERE ($1::text[] IS NULL OR status = ANY ($1::text[]))
+  AND ($2::text[] IS NULL OR kind = ANY ($2::text[]))
+ORDER BY id
+LIMIT $3;
+
+-- name: list_items_newest_first
+-- $1 statuses or null for all, $2 kinds or null for all, $3 limit.
+SELECT id, kind, payload, status, attempt, stalls, dedup_key, enqueued_at, started_at,
+       heartbeat_at, lease_expires_at, finished_at, worker_id, progress, error
+FROM work_items
+WHERE ($1::text[] IS NULL OR status = ANY ($1::text[]))
+  AND ($2::text[] IS NULL OR kind = ANY ($2::text[]))
+ORDER BY id DESC
+LIMIT $3;
+
+-- name: count_by_kind_and_status
+SELECT kind, status, count(*) AS items
+FROM work_items
+GROUP BY kind, status;

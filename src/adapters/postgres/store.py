@@ -1,0 +1,234 @@
+"""PostgresWorkStore: claims, fenced writes, recovery, due-ness and purge on PostgreSQL.
+
+It keeps every choice the in-memory store documents (``adapters.memory.store``),
+and the contract kit checks both: strict lease expiry (``lease_expires_at <
+now``), which columns release, recovery and finishing clear or keep, the error
+texts of stalled and superseded items, newest-twin-wins on recovery, and
+oldest-first purge.
+
+Two mechanisms are PostgreSQL's own:
+
+- **Claim** is one ``UPDATE ... WHERE id = (SELECT ... FOR UPDATE SKIP LOCKED)``:
+  concurrent claimers never wait for each other and never get the same item.
+- **Dedup on return** (docs/adr/0004) is decided inside the release and recovery
+  statements. A queued twin committed by an enqueue after the statement's
+  snapshot makes the requeue violate the unique dedup index; the statement then
+  rolls back whole and runs again, and the second run sees the twin and
+  supersedes. So no moment shows two queued twins, and nothing is half-done.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Collection
+from datetime import datetime, timedelta
+from typing import TypeVar
+
+import asyncpg
+from pydantic import JsonValue
+
+from adapters.postgres.rows import work_item_from_row
+from adapters.postgres.sql import load_statements
+from adapters.postgres.unavailable import connection_loss_as_unavailable
+from domain import Clock, Lease, RecoveryResult, WorkItem, WorkStatus, kind_name
+
+__all__ = ["PostgresWorkStore"]
+
+_SQL = load_statements("store.sql")
+_DEDUP_INDEX = "work_items_queued_dedup_key"
+# Each rerun of a release or recovery statement follows an enqueue that committed
+# a twin in between; more than a few in a row means something else is wrong.
+_MAX_DEDUP_RACES = 5
+
+T = TypeVar("T")
+
+
+class PostgresWorkStore:
+    """A :class:`~domain.WorkStore` on the ``work_items`` table.
+
+    :param pool: connections to a migrated database (see :func:`create_pool`).
+    :param clock: stamps every timestamp and decides which leases have expired.
+    """
+
+    def __init__(self, pool: asyncpg.Pool, clock: Clock) -> None:
+        self._pool = pool
+        self._clock = clock
+
+    async def claim(
+        self, kinds: Collection[str], *, worker_id: str, lease_duration: timedelta
+    ) -> WorkItem | None:
+        """Take the oldest queued item (lowest id) of one of ``kinds``, or return None.
+
+        :raises StoreUnavailableError: if the database cannot be reached.
+        """
+        names = [kind_name(kind) for kind in kinds]
+        if not names:
+            return None
+        now = self._clock.now()
+        with connection_loss_as_unavailable():
+            row = await self._pool.fetchrow(
+                _SQL["claim"], names, worker_id, now, now + lease_duration
+            )
+        return None if row is None else work_item_from_row(row)
+
+    async def heartbeat(
+        self, lease: Lease, *, progress: JsonValue, lease_duration: timedelta
+    ) -> bool:
+        """Extend a held lease to now + ``lease_duration`` and write ``progress``.
+
+        :returns: False, changing nothing, when the lease is no longer held.
+        :raises StoreUnavailableError: if the database cannot be reached.
+        """
+        now = self._clock.now()
+        with connection_loss_as_unavailable():
+            held = await self._pool.fetchval(
+                _SQL["heartbeat"],
+                lease.item_id,
+                lease.attempt,
+                now,
+                now + lease_duration,
+                progress,
+            )
+        return held is not None
+
+    async def complete(self, lease: Lease, *, progress: JsonValue) -> bool:
+        """Mark the item succeeded and stamp ``finished_at``.
+
+        :returns: False, changing nothing, when the lease is no longer held.
+        :raises StoreUnavailableError: if the database cannot be reached.
+        """
+        with connection_loss_as_unavailable():
+            held = await self._pool.fetchval(
+                _SQL["complete"], lease.item_id, lease.attempt, self._clock.now(), progress
+            )
+        return held is not None
+
+    async def fail(self, lease: Lease, *, error: str, progress: JsonValue) -> bool:
+        """Mark the item failed with ``error`` and stamp ``finished_at``.
+
+        :returns: False, changing nothing, when the lease is no longer held.
+        :raises StoreUnavailableError: if the database cannot be reached.
+        """
+        with connection_loss_as_unavailable():
+            held = await self._pool.fetchval(
+                _SQL["fail"], lease.item_id, lease.attempt, self._clock.now(), progress, error
+            )
+        return held is not None
+
+    async def release(self, lease: Lease, *, progress: JsonValue) -> bool:
+        """Put the item back in queued without a stall, or fail it as superseded.
+
+        :returns: False, changing nothing, when the lease is no longer held; True
+            when the item was requeued or superseded.
+        :raises StoreUnavailableError: if the database cannot be reached.
+        """
+
+        async def release_once() -> bool:
+            rows = await self._pool.fetch(
+                _SQL["release"], lease.item_id, lease.attempt, self._clock.now(), progress
+            )
+            return bool(rows)
+
+        return await _rerun_on_dedup_race(release_once)
+
+    async def recover_expired(self, *, max_stalls: int) -> RecoveryResult:
+        """Return every running item whose lease expired (``lease_expires_at < now``).
+
+        :raises ValueError: if ``max_stalls`` is below 1.
+        :raises StoreUnavailableError: if the database cannot be reached.
+        """
+        if max_stalls < 1:
+            raise ValueError(f"max_stalls must be at least 1, not {max_stalls}")
+
+        async def recover_once() -> list[asyncpg.Record]:
+            return await self._pool.fetch(_SQL["recover_expired"], self._clock.now(), max_stalls)
+
+        rows = await _rerun_on_dedup_race(recover_once)
+        result = RecoveryResult()
+        outcomes = {
+            "requeued": result.requeued,
+            "stalled": result.stalled,
+            "superseded": result.superseded,
+        }
+        for row in sorted(rows, key=lambda row: row["id"]):
+            outcomes[row["outcome"]].append(row["id"])
+        return result
+
+    async def is_due(self, kind: str, interval: timedelta) -> bool:
+        """Whether periodic ``kind`` should be enqueued now.
+
+        :raises StoreUnavailableError: if the database cannot be reached.
+        """
+        with connection_loss_as_unavailable():
+            due = await self._pool.fetchval(
+                _SQL["is_due"], kind_name(kind), self._clock.now() - interval
+            )
+        return bool(due)
+
+    async def purge_finished(self, *, finished_before: datetime, limit: int) -> int:
+        """Delete at most ``limit`` finished items whose ``finished_at`` is before the cutoff.
+
+        :returns: how many were deleted.
+        :raises ValueError: if ``limit`` is below 1.
+        :raises StoreUnavailableError: if the database cannot be reached.
+        """
+        if limit < 1:
+            raise ValueError(f"purge limit must be at least 1, not {limit}")
+        with connection_loss_as_unavailable():
+            deleted = await self._pool.fetchval(_SQL["purge_finished"], finished_before, limit)
+        return int(deleted)
+
+    async def get(self, item_id: int) -> WorkItem | None:
+        """The item with this id, or None.
+
+        :raises StoreUnavailableError: if the database cannot be reached.
+        """
+        with connection_loss_as_unavailable():
+            row = await self._pool.fetchrow(_SQL["get"], item_id)
+        return None if row is None else work_item_from_row(row)
+
+    async def list_items(
+        self,
+        *,
+        statuses: Collection[WorkStatus] | None = None,
+        kinds: Collection[str] | None = None,
+        limit: int = 100,
+        newest_first: bool = False,
+    ) -> list[WorkItem]:
+        """Items filtered by status and kind, by id (oldest first unless ``newest_first``).
+
+        :raises ValueError: if a status is not a :class:`~domain.WorkStatus` value.
+        :raises StoreUnavailableError: if the database cannot be reached.
+        """
+        status_names = None if statuses is None else [WorkStatus(s).value for s in statuses]
+        kind_names = None if kinds is None else [kind_name(kind) for kind in kinds]
+        statement = _SQL["list_items_newest_first" if newest_first else "list_items_oldest_first"]
+        with connection_loss_as_unavailable():
+            rows = await self._pool.fetch(statement, status_names, kind_names, max(limit, 0))
+        return [work_item_from_row(row) for row in rows]
+
+    async def count_by_kind_and_status(self) -> dict[tuple[str, WorkStatus], int]:
+        """How many items each (kind, status) pair has; pairs with none are left out.
+
+        :raises StoreUnavailableError: if the database cannot be reached.
+        """
+        with connection_loss_as_unavailable():
+            rows = await self._pool.fetch(_SQL["count_by_kind_and_status"])
+        return {(row["kind"], WorkStatus(row["status"])): row["items"] for row in rows}
+
+
+async def _rerun_on_dedup_race(statement: Callable[[], Awaitable[T]]) -> T:
+    """Run ``statement``, again if an enqueue committed a queued twin under it.
+
+    :raises asyncpg.UniqueViolationError: if that happens more than
+        :data:`_MAX_DEDUP_RACES` times in a row.
+    :raises StoreUnavailableError: if the database cannot be reached.
+    """
+    races = 0
+    while True:
+        try:
+            with connection_loss_as_unavailable():
+                return await statement()
+        except asyncpg.UniqueViolationError as error:
+            races += 1
+            if error.constraint_name != _DEDUP_INDEX or races > _MAX_DEDUP_RACES:
+                raise

@@ -1,0 +1,79 @@
+"""Telling a lost database from a failed statement.
+
+Callers of the stores retry :class:`~domain.StoreUnavailableError` at their next
+tick and let every other error surface, so the adapter must translate exactly
+the errors that mean "PostgreSQL could not be reached or went away", and no
+others: a bug in a statement must not pass for an outage.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import asyncpg
+
+from domain import StoreUnavailableError
+
+__all__ = ["connection_loss_as_unavailable", "is_connection_loss"]
+
+# Server-side errors that end or refuse the session rather than the statement:
+# class 08 (connection exceptions, incl. ConnectionDoesNotExistError), shutdowns,
+# a server still starting up, idle-session timeouts, and a full server.
+_LOST_ON_THE_SERVER: tuple[type[BaseException], ...] = (
+    asyncpg.PostgresConnectionError,
+    asyncpg.AdminShutdownError,
+    asyncpg.CrashShutdownError,
+    asyncpg.CannotConnectNowError,
+    asyncpg.IdleSessionTimeoutError,
+    asyncpg.IdleInTransactionSessionTimeoutError,
+    asyncpg.TooManyConnectionsError,
+)
+
+# InterfaceError subclasses that describe a misuse, not a lost connection.
+_MISUSE: tuple[type[BaseException], ...] = (
+    asyncpg.ClientConfigurationError,
+    asyncpg.UnsupportedClientFeatureError,
+    asyncpg.UnsupportedServerFeatureError,
+)
+
+# A connection broken by a server restart can surface as an InternalClientError
+# whose protocol state machine is stuck, instead of as a connection error.
+_STUCK_PROTOCOL_MESSAGES = ("another operation is in progress", "cannot switch to state")
+
+
+def is_connection_loss(error: BaseException) -> bool:
+    """True when ``error`` means the database was unreachable or the connection died.
+
+    That is: socket errors and timeouts (:class:`OSError`), asyncpg's
+    ``InterfaceError`` (connection closed, pool closing, operation in progress)
+    except its configuration and feature subclasses, the server errors that end
+    or refuse a session, and an ``InternalClientError`` left by a connection that
+    broke mid-operation.
+    """
+    if isinstance(error, (OSError, *_LOST_ON_THE_SERVER)):
+        return True
+    if isinstance(error, asyncpg.InterfaceError):
+        return not isinstance(error, _MISUSE)
+    if isinstance(error, asyncpg.InternalClientError):
+        return any(message in str(error) for message in _STUCK_PROTOCOL_MESSAGES)
+    return False
+
+
+@contextmanager
+def connection_loss_as_unavailable() -> Iterator[None]:
+    """Re-raise a connection loss in the block as :class:`~domain.StoreUnavailableError`.
+
+    Other errors pass through unchanged.
+
+    :raises StoreUnavailableError: chained to the original error, when
+        :func:`is_connection_loss` says the connection was lost.
+    """
+    try:
+        yield
+    except Exception as error:
+        if is_connection_loss(error):
+            raise StoreUnavailableError(
+                f"PostgreSQL is unavailable: {type(error).__name__}: {error}"
+            ) from error
+        raise

@@ -1,0 +1,67 @@
+"""Contract: complete and fail finish an item, once, with its outcome."""
+
+from __future__ import annotations
+
+from adapters.testing.clock import FakeClock
+from adapters.testing.contract.backdoor import Backdoor
+from adapters.testing.contract.kinds import AlphaJob
+from adapters.testing.contract.steps import LEASE, claim
+from domain import WorkQueue, WorkStatus, WorkStore
+
+__all__ = ["FinishContract"]
+
+
+class FinishContract:
+    """Semantics 4: succeeded or failed, stamped, with the final progress; no retry."""
+
+    async def test_complete_marks_the_item_succeeded(
+        self, queue: WorkQueue, store: WorkStore, backdoor: Backdoor, clock: FakeClock
+    ) -> None:
+        await queue.enqueue(AlphaJob())
+        claimed = await claim(store, worker_id="worker-1")
+        await clock.advance(12)
+
+        assert await store.complete(claimed.lease, progress={"rows": 40}) is True
+
+        item = await backdoor.read_item(claimed.id)
+        assert item is not None
+        assert item.status is WorkStatus.SUCCEEDED
+        assert item.finished_at == clock.now()
+        assert item.progress == {"rows": 40}
+        assert item.error is None
+        assert item.lease_expires_at is None
+        assert (item.attempt, item.started_at, item.worker_id) == (
+            1,
+            claimed.started_at,
+            "worker-1",
+        )
+
+    async def test_fail_marks_the_item_failed_with_the_error(
+        self, queue: WorkQueue, store: WorkStore, backdoor: Backdoor, clock: FakeClock
+    ) -> None:
+        await queue.enqueue(AlphaJob())
+        claimed = await claim(store, worker_id="worker-1")
+        await clock.advance(3)
+
+        failed = await store.fail(
+            claimed.lease, error="ValueError: no such user", progress={"rows": 2}
+        )
+
+        assert failed is True
+        item = await backdoor.read_item(claimed.id)
+        assert item is not None
+        assert item.status is WorkStatus.FAILED
+        assert item.error == "ValueError: no such user"
+        assert item.finished_at == clock.now()
+        assert item.progress == {"rows": 2}
+        assert item.lease_expires_at is None
+        assert (item.attempt, item.worker_id) == (1, "worker-1")
+
+    async def test_a_finished_item_is_not_claimed_again(
+        self, queue: WorkQueue, store: WorkStore
+    ) -> None:
+        await queue.enqueue(AlphaJob())
+        claimed = await claim(store)
+        await store.fail(claimed.lease, error="boom", progress=None)
+
+        assert await store.claim(["contract_alpha"], worker_id="w", lease_duration=LEASE) is None

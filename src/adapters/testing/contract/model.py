@@ -1,0 +1,203 @@
+"""QueueModel: the queue's semantics in the plainest Python, for the state machine to compare.
+
+It is written from DESIGN.md and ADR 0004, not from any store, so a store that
+agrees with it agrees with the contract. It keeps no clock of its own: every
+operation is told ``now``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from dataclasses import replace
+from datetime import datetime, timedelta
+from typing import Any
+
+from pydantic import JsonValue
+
+from domain import EnqueueResult, Lease, RecoveryResult, WorkItem, WorkStatus
+
+__all__ = ["QueueModel", "stalled_error", "superseded_error"]
+
+
+def stalled_error(stalls: int, max_stalls: int) -> str:
+    """The exact error of an item failed by recovery at the stall limit."""
+    return f"stalled: lease expired {stalls} times (max stalls {max_stalls})"
+
+
+def superseded_error(twin_id: int) -> str:
+    """The exact error of a returning item failed because queued item ``twin_id`` is its twin."""
+    return f"superseded by queued item {twin_id} with the same dedup key"
+
+
+class QueueModel:
+    """What every store's ``work_items`` should hold after the same operations.
+
+    :param max_stalls: the stall limit recovery is run with.
+    """
+
+    def __init__(self, max_stalls: int) -> None:
+        self.max_stalls = max_stalls
+        self.items: dict[int, WorkItem] = {}
+
+    def rows(self) -> list[WorkItem]:
+        """Every item, by id."""
+        return [self.items[item_id] for item_id in sorted(self.items)]
+
+    def enqueue(
+        self,
+        kind: str,
+        payload: dict[str, Any],
+        dedup_key: str | None,
+        now: datetime,
+        *,
+        new_id: int,
+    ) -> EnqueueResult:
+        """The result an enqueue must have; ``new_id`` is the id the store gave, if it created."""
+        twin = self._queued_twin(kind, dedup_key, besides=None)
+        if twin is not None:
+            return EnqueueResult(id=twin, created=False)
+        self.items[new_id] = WorkItem(
+            id=new_id,
+            kind=kind,
+            payload=payload,
+            status=WorkStatus.QUEUED,
+            attempt=0,
+            stalls=0,
+            dedup_key=dedup_key,
+            enqueued_at=now,
+            started_at=None,
+            heartbeat_at=None,
+            lease_expires_at=None,
+            finished_at=None,
+            worker_id=None,
+            progress=None,
+            error=None,
+        )
+        return EnqueueResult(id=new_id, created=True)
+
+    def absorbing_id(self, kind: str, dedup_key: str | None) -> int | None:
+        """The queued item that would absorb this enqueue, if any."""
+        return self._queued_twin(kind, dedup_key, besides=None)
+
+    def claim(
+        self, kinds: Collection[str], worker_id: str, now: datetime, lease: timedelta
+    ) -> WorkItem | None:
+        """The item a claim must return, now running, or None."""
+        for item_id in sorted(self.items):
+            item = self.items[item_id]
+            if item.status is WorkStatus.QUEUED and item.kind in kinds:
+                self.items[item_id] = replace(
+                    item,
+                    status=WorkStatus.RUNNING,
+                    attempt=item.attempt + 1,
+                    started_at=now,
+                    heartbeat_at=now,
+                    worker_id=worker_id,
+                    lease_expires_at=now + lease,
+                )
+                return self.items[item_id]
+        return None
+
+    def holds(self, lease: Lease) -> bool:
+        """Whether ``lease`` is the live lease of a running item."""
+        item = self.items.get(lease.item_id)
+        return (
+            item is not None and item.status is WorkStatus.RUNNING and item.attempt == lease.attempt
+        )
+
+    def heartbeat(
+        self, lease: Lease, progress: JsonValue, now: datetime, duration: timedelta
+    ) -> bool:
+        if not self.holds(lease):
+            return False
+        item = self.items[lease.item_id]
+        self.items[item.id] = replace(
+            item, heartbeat_at=now, lease_expires_at=now + duration, progress=progress
+        )
+        return True
+
+    def finish(
+        self,
+        lease: Lease,
+        status: WorkStatus,
+        error: str | None,
+        progress: JsonValue,
+        now: datetime,
+    ) -> bool:
+        if not self.holds(lease):
+            return False
+        self._finish(replace(self.items[lease.item_id], progress=progress), status, error, now)
+        return True
+
+    def release(self, lease: Lease, progress: JsonValue, now: datetime) -> bool:
+        if not self.holds(lease):
+            return False
+        self._return(replace(self.items[lease.item_id], progress=progress), now)
+        return True
+
+    def recover(self, now: datetime) -> RecoveryResult:
+        """Recover expired leases, newest item first, as the contract fixes."""
+        result = RecoveryResult()
+        for item_id in sorted(self.items, reverse=True):
+            item = self.items[item_id]
+            if item.status is not WorkStatus.RUNNING:
+                continue
+            assert item.lease_expires_at is not None
+            if not item.lease_expires_at < now:
+                continue
+            stalled = replace(item, stalls=item.stalls + 1)
+            if stalled.stalls >= self.max_stalls:
+                error = stalled_error(stalled.stalls, self.max_stalls)
+                self._finish(stalled, WorkStatus.FAILED, error, now)
+                result.stalled.append(item_id)
+            elif self._return(stalled, now):
+                result.requeued.append(item_id)
+            else:
+                result.superseded.append(item_id)
+        for ids in (result.requeued, result.stalled, result.superseded):
+            ids.sort()
+        return result
+
+    def is_due(self, kind: str, interval: timedelta, now: datetime) -> bool:
+        if any(item.kind == kind and not item.status.is_finished for item in self.items.values()):
+            return False
+        newest = self.newest_finish(kind)
+        return newest is None or now - newest >= interval
+
+    def newest_finish(self, kind: str) -> datetime | None:
+        """When the newest finished item of ``kind`` finished, if any did."""
+        finished = [
+            item.finished_at
+            for item in self.items.values()
+            if item.kind == kind and item.finished_at is not None
+        ]
+        return max(finished, default=None)
+
+    def _finish(self, item: WorkItem, status: WorkStatus, error: str | None, now: datetime) -> None:
+        self.items[item.id] = replace(
+            item, status=status, error=error, finished_at=now, lease_expires_at=None
+        )
+
+    def _return(self, item: WorkItem, now: datetime) -> bool:
+        twin = self._queued_twin(item.kind, item.dedup_key, besides=item.id)
+        if twin is not None:
+            error = superseded_error(twin)
+            self._finish(item, WorkStatus.FAILED, error, now)
+            return False
+        self.items[item.id] = replace(
+            item, status=WorkStatus.QUEUED, lease_expires_at=None, worker_id=None
+        )
+        return True
+
+    def _queued_twin(self, kind: str, dedup_key: str | None, *, besides: int | None) -> int | None:
+        if dedup_key is None:
+            return None
+        for item in self.items.values():
+            if (
+                item.id != besides
+                and item.status is WorkStatus.QUEUED
+                and item.kind == kind
+                and item.dedup_key == dedup_key
+            ):
+                return item.id
+        return None

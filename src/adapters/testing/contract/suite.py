@@ -1,0 +1,47 @@
+"""WorkQueueContractSuite: every contract mixin in one base class."""
+
+from __future__ import annotations
+
+from adapters.testing.contract.backdoor_check import BackdoorContract
+from adapters.testing.contract.claim import ClaimContract
+from adapters.testing.contract.dedup_on_return import DedupOnReturnContract
+from adapters.testing.contract.due import DueContract
+from adapters.testing.contract.enqueue import EnqueueContract
+from adapters.testing.contract.fencing import FencingContract
+from adapters.testing.contract.finish import FinishContract
+from adapters.testing.contract.heartbeat import HeartbeatContract
+from adapters.testing.contract.listing import ListingContract
+from adapters.testing.contract.purge import PurgeContract
+from adapters.testing.contract.recovery import RecoveryContract
+from adapters.testing.contract.release import ReleaseContract
+from adapters.testing.contract.tokens import RefreshTokenContract
+
+__all__ = ["WorkQueueContractSuite"]
+
+
+class WorkQueueContractSuite(
+    BackdoorContract,
+    EnqueueContract,
+    ClaimContract,
+    HeartbeatContract,
+    FinishContract,
+    FencingContract,
+    ReleaseContract,
+    RecoveryContract,
+    DedupOnReturnContract,
+    DueContract,
+    PurgeContract,
+    RefreshTokenContract,
+    ListingContract,
+):
+    """The whole kit: subclass it together with your fixtures to run every contract test.
+
+    ::
+
+        class TestPostgresStore(WorkQueueContractSuite, PostgresFixtures):
+            pass
+
+    The tests are ``async def`` and carry no asyncio marker, so the event loop
+    they run on is the consumer's choice: ``asyncio_mode = "auto"``, or a
+    ``pytestmark = pytest.mark.asyncio(loop_scope=...)`` on the subclass.
+    """

@@ -1,0 +1,179 @@
+"""The worker loop: recover, schedule, execute until nothing is claimable, then idle.
+
+Each cycle recovers expired leases, enqueues the periodic kinds that are due, and
+runs items one at a time until none is claimable. Then the worker idles for the
+poll interval, woken early by a work notification (where the store offers them)
+or by :meth:`Worker.stop`. An unreachable store never ends the loop: the worker
+says so once, waits, and carries on when the store is back.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Collection
+from datetime import datetime
+from typing import Any
+
+from application.executor import WorkExecutor
+from application.recovery import LeaseRecovery
+from application.scheduler import WorkScheduler
+from domain import Clock, StoreUnavailableError, WorkNotifications
+
+__all__ = ["DEFAULT_POLL_INTERVAL", "Worker"]
+
+logger = logging.getLogger("workqueue.worker")
+
+DEFAULT_POLL_INTERVAL = 5.0
+"""Seconds an idle worker waits between cycles when no notification wakes it."""
+
+
+class Worker:
+    """One worker process's loop over the executor, scheduler and lease recovery.
+
+    :param executor: runs the claimed items.
+    :param scheduler: enqueues the due periodic kinds at every cycle.
+    :param recovery: requeues expired leases at every cycle.
+    :param clock: what the idle wait and the outage backoff sleep on.
+    :param poll_interval: seconds to idle between cycles, and to wait after a failed one.
+    :param notifications: wakes the idle worker early when work may have arrived.
+    :param kinds: the kind names to be woken for (the executor's registry kinds).
+    :raises ValueError: if ``poll_interval`` is not positive.
+    """
+
+    def __init__(
+        self,
+        *,
+        executor: WorkExecutor,
+        scheduler: WorkScheduler,
+        recovery: LeaseRecovery,
+        clock: Clock,
+        poll_interval: float = DEFAULT_POLL_INTERVAL,
+        notifications: WorkNotifications | None = None,
+        kinds: Collection[str],
+    ) -> None:
+        if not poll_interval > 0:
+            raise ValueError(f"poll_interval must be positive, not {poll_interval!r}")
+        self._executor = executor
+        self._scheduler = scheduler
+        self._recovery = recovery
+        self._clock = clock
+        self._poll_interval = poll_interval
+        self._notifications = notifications
+        self._kinds = frozenset(kinds)
+        self._stop_requested = False
+        self._stop_event = asyncio.Event()
+        self._running = False
+        self._outage_since: datetime | None = None
+
+    @property
+    def stopping(self) -> bool:
+        """True once :meth:`stop` was called."""
+        return self._stop_requested
+
+    async def run(self) -> None:
+        """Run cycles until :meth:`stop` is called, then return.
+
+        A worker runs once: after it stops, ``run`` returns at once. If this task is
+        cancelled instead, the executor still releases the item it was running.
+
+        :raises RuntimeError: if this worker is already running.
+        """
+        if self._running:
+            raise RuntimeError("this worker is already running")
+        self._running = True
+        logger.info(
+            "worker %s started for kinds %s",
+            self._executor.worker_id,
+            ", ".join(sorted(self._kinds)),
+        )
+        try:
+            while not self._stop_requested:
+                try:
+                    await self.run_cycle()
+                except StoreUnavailableError as error:
+                    self._store_unavailable(error)
+                    await self._idle(listen=False)
+                    continue
+                self._store_reachable()
+                await self._idle(listen=True)
+        finally:
+            self._running = False
+            logger.info("worker %s stopped", self._executor.worker_id)
+
+    async def run_cycle(self) -> int:
+        """One cycle: recover expired leases, schedule due kinds, run items until none is left.
+
+        Stops running items once :meth:`stop` is called. Returns how many items
+        were run (whatever their outcome).
+
+        :raises StoreUnavailableError: if the store cannot be reached.
+        """
+        await self._recovery.run_once()
+        await self._scheduler.run_once()
+        executed = 0
+        while not self._stop_requested and await self._executor.run_next() is not None:
+            executed += 1
+        return executed
+
+    def stop(self) -> None:
+        """Stop claiming, cancel the running handler (its item is released) and end :meth:`run`.
+
+        Synchronous and idempotent: call it from a signal handler
+        (``loop.add_signal_handler``), or from another thread through
+        ``loop.call_soon_threadsafe``.
+        """
+        if self._stop_requested:
+            return
+        self._stop_requested = True
+        logger.info("worker %s stopping", self._executor.worker_id)
+        self._stop_event.set()
+        self._executor.stop()
+
+    async def _idle(self, *, listen: bool) -> None:
+        """Wait the poll interval, or less if stopped or (when ``listen``) notified of work.
+
+        A notification wait that fails is dropped for this idle period; the poll
+        interval still bounds the wait.
+        """
+        if self._stop_requested:
+            return
+        waits: list[asyncio.Task[Any]] = [
+            asyncio.create_task(self._clock.sleep(self._poll_interval)),
+            asyncio.create_task(self._stop_event.wait()),
+        ]
+        notified: asyncio.Task[None] | None = None
+        if listen and self._notifications is not None:
+            notified = asyncio.create_task(self._notifications.wait_for_work(self._kinds))
+            waits.append(notified)
+        pending = set(waits)
+        try:
+            while pending:
+                done, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
+                if notified not in done or notified.cancelled() or notified.exception() is None:
+                    return
+                logger.debug(
+                    "waiting for work notifications failed: %s; polling instead",
+                    notified.exception(),
+                )
+        finally:
+            for wait in waits:
+                wait.cancel()
+            # Let the cancelled waits unwind (a listener gives back its connection).
+            await asyncio.gather(*waits, return_exceptions=True)
+
+    def _store_unavailable(self, error: StoreUnavailableError) -> None:
+        """Log the start of an outage once; later failures of the same outage are quiet."""
+        if self._outage_since is not None:
+            logger.debug("store still unavailable: %s", error)
+            return
+        self._outage_since = self._clock.now()
+        logger.warning("store unavailable: %s; retrying every %.1f s", error, self._poll_interval)
+
+    def _store_reachable(self) -> None:
+        """Log the end of an outage, if one was going on."""
+        if self._outage_since is None:
+            return
+        down_for = (self._clock.now() - self._outage_since).total_seconds()
+        self._outage_since = None
+        logger.info("store reachable again after %.1f s", down_for)

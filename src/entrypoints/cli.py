@@ -1,0 +1,167 @@
+"""The ``workqueue`` command: ``worker``, ``migrate``, ``status``, ``enqueue``.
+
+``main`` is the console script. It reads the settings (``WORKQUEUE_*``), builds
+the container and runs one command, and turns every expected failure into ONE
+line on stderr and an exit status (see :mod:`entrypoints.exit_status`): 0 done,
+1 runtime failure, 2 bad usage or input. Command output goes to stdout, log lines
+to stderr.
+
+Tests and tools run the same path with a container of their own::
+
+    main(["status"], container_factory=lambda settings: my_container(settings))
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import os
+import sys
+from collections.abc import Callable, Coroutine, Sequence
+from typing import Any, TextIO
+
+from entrypoints.commands import enqueue_work, migrate_database, show_status
+from entrypoints.exit_status import ExitStatus, exit_status_for
+from entrypoints.worker.container import WorkerContainer, build_container, shutdown_resources
+from entrypoints.worker.log_format import configure_logging, mask_url_passwords
+from entrypoints.worker.run import run_worker
+from entrypoints.worker.settings import SettingsError, WorkerSettings, load_settings
+
+__all__ = ["ContainerFactory", "build_parser", "main"]
+
+logger = logging.getLogger("workqueue.cli")
+
+ContainerFactory = Callable[[WorkerSettings], WorkerContainer]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of every command (settings come from the environment)."""
+    parser = argparse.ArgumentParser(
+        prog="workqueue",
+        description="A durable work queue on PostgreSQL. Settings come from WORKQUEUE_* "
+        "environment variables; with WORKQUEUE_DATABASE_URL unset an embedded "
+        "PostgreSQL is started.",
+    )
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    worker = commands.add_parser(
+        "worker", help="run a worker until SIGTERM or SIGINT (twice forces exit)"
+    )
+    worker.add_argument(
+        "--no-migrate",
+        action="store_true",
+        help="do not apply pending migrations; refuse to start if any is pending",
+    )
+    worker.add_argument(
+        "--log-format",
+        choices=["text", "json"],
+        help="log line format (default: WORKQUEUE_LOG_FORMAT, else text)",
+    )
+
+    commands.add_parser("migrate", help="apply pending migrations and say which")
+
+    status = commands.add_parser("status", help="show counts, live items and recent failures")
+    status.add_argument("--json", action="store_true", help="print one JSON document")
+
+    enqueue = commands.add_parser("enqueue", help="enqueue one item of KIND")
+    enqueue.add_argument("kind", metavar="KIND", help="the kind, e.g. token_cleanup")
+    enqueue.add_argument(
+        "--payload", default="{}", metavar="JSON", help="the payload as JSON (default: {})"
+    )
+    enqueue.add_argument(
+        "--dedup-key",
+        metavar="KEY",
+        help="absorb this enqueue into a queued item of KIND with the same key",
+    )
+    return parser
+
+
+def _command(
+    args: argparse.Namespace, container: WorkerContainer, settings: WorkerSettings, out: TextIO
+) -> Coroutine[Any, Any, object]:
+    if args.command == "worker":
+        return run_worker(container, migrate=settings.migrate_on_start and not args.no_migrate)
+    if args.command == "migrate":
+        return migrate_database(container, out)
+    if args.command == "status":
+        return show_status(container, out, as_json=args.json)
+    return enqueue_work(
+        container, out, kind=args.kind, payload_json=args.payload, dedup_key=args.dedup_key
+    )
+
+
+async def _run(
+    args: argparse.Namespace, container: WorkerContainer, settings: WorkerSettings, out: TextIO
+) -> None:
+    try:
+        await _command(args, container, settings, out)
+    finally:
+        # run_worker closes its own; closing twice is harmless.
+        await shutdown_resources(container)
+
+
+def _fail(message: str, err: TextIO) -> None:
+    # One line, whatever the error said: an operator greps for it, a script reads it.
+    line = " ".join(mask_url_passwords(message).split())
+    print(f"workqueue: {line}", file=err)
+
+
+def main(
+    argv: Sequence[str] | None = None,
+    *,
+    container_factory: ContainerFactory = build_container,
+    out: TextIO | None = None,
+    err: TextIO | None = None,
+) -> int:
+    """Run the ``workqueue`` command line; return the exit status.
+
+    :param argv: the arguments after the program name (default: ``sys.argv[1:]``).
+    :param container_factory: builds the container from the settings; tests pass
+        one that overrides providers (in-memory stores, extra kinds).
+    :param out: where command output goes (default: stdout).
+    :param err: where the one-line error goes (default: stderr).
+    """
+    out = sys.stdout if out is None else out
+    err = sys.stderr if err is None else err
+    try:
+        args = build_parser().parse_args(argv)
+    except SystemExit as exit_:
+        # argparse has printed usage (or help); keep its status, 2 or 0.
+        return exit_.code if isinstance(exit_.code, int) else ExitStatus.USAGE
+
+    overrides = {"log_format": args.log_format} if getattr(args, "log_format", None) else {}
+    try:
+        settings = load_settings(**overrides)
+    except SettingsError as error:
+        _fail(str(error), err)
+        return ExitStatus.USAGE
+    configure_logging(settings.log_format, settings.log_level)
+
+    try:
+        container = container_factory(settings)
+        asyncio.run(_run(args, container, settings, out))
+    except BrokenPipeError:
+        # The reader went away (`workqueue status | head`): nothing is wrong, and
+        # nothing more can be said. Point stdout at devnull so the interpreter's
+        # final flush does not complain either (the Python docs' recipe).
+        if out is sys.stdout:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+        return ExitStatus.OK
+    except KeyboardInterrupt:
+        # Only the short commands get here: the worker handles SIGINT itself.
+        _fail("interrupted", err)
+        return 130
+    except Exception as error:
+        status = exit_status_for(error)
+        if status is None:
+            logger.exception("unexpected error in %s", args.command)
+            status = ExitStatus.FAILURE
+        _fail(str(error) or type(error).__name__, err)
+        return status
+    return ExitStatus.OK
+
+
+if __name__ == "__main__":
+    sys.exit(main())

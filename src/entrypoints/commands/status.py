@@ -1,0 +1,27 @@
+"""``workqueue status``: what the queue holds, read-only."""
+
+from __future__ import annotations
+
+from typing import TextIO
+
+from entrypoints.status_report import gather_status, render_json, render_text
+from entrypoints.worker.container import WorkerContainer, provide
+
+__all__ = ["show_status"]
+
+
+async def show_status(container: WorkerContainer, out: TextIO, *, as_json: bool = False) -> None:
+    """Print counts per kind and status, the live items and the recent failures.
+
+    :raises SchemaNotMigratedError: if the database is not migrated.
+    :raises DatabaseUnreachableError: if the database does not answer.
+    :raises StoreUnavailableError: if it stops answering while being read.
+    """
+    database = await provide(container.database)
+    schema = await provide(container.schema)
+    await schema.check_current()
+    registry = await provide(container.registry)
+    store = await provide(container.work_store)
+    clock = await provide(container.clock)
+    report = await gather_status(store, clock, kinds=registry.kinds, database=database.shown)
+    print(render_json(report) if as_json else render_text(report), file=out)

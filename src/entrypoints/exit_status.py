@@ -1,0 +1,58 @@
+"""The CLI's exit statuses, and which errors end a command with which.
+
+- 0: done.
+- 1: a runtime failure: the database is unreachable or not migrated, the
+  embedded PostgreSQL cannot start, the kind registry is incomplete.
+- 2: bad usage or input: unknown command or option, bad settings, an unknown
+  kind, a payload or dedup key that does not validate. Nothing was written.
+"""
+
+from __future__ import annotations
+
+from enum import IntEnum
+
+from adapters.postgres import MigrationError
+from domain import (
+    InvalidDedupKeyError,
+    InvalidPayloadError,
+    KindRegistryError,
+    StoreUnavailableError,
+    UnknownKindError,
+)
+from entrypoints.worker.database import DatabaseUnreachableError
+from entrypoints.worker.embedded import EmbeddedDatabaseError
+from entrypoints.worker.schema import SchemaNotMigratedError
+from entrypoints.worker.settings import SettingsError
+
+__all__ = ["ExitStatus", "exit_status_for"]
+
+
+class ExitStatus(IntEnum):
+    OK = 0
+    FAILURE = 1
+    USAGE = 2
+
+
+_USAGE_ERRORS: tuple[type[Exception], ...] = (
+    SettingsError,
+    UnknownKindError,
+    InvalidPayloadError,
+    InvalidDedupKeyError,
+)
+_FAILURES: tuple[type[Exception], ...] = (
+    DatabaseUnreachableError,
+    EmbeddedDatabaseError,
+    KindRegistryError,
+    MigrationError,
+    SchemaNotMigratedError,
+    StoreUnavailableError,
+)
+
+
+def exit_status_for(error: BaseException) -> ExitStatus | None:
+    """The status a command ends with when ``error`` stops it; None for an unexpected error."""
+    if isinstance(error, _USAGE_ERRORS):
+        return ExitStatus.USAGE
+    if isinstance(error, _FAILURES):
+        return ExitStatus.FAILURE
+    return None

@@ -1,0 +1,177 @@
+"""The composition root: every production object of the worker and the CLI, wired once.
+
+Nothing is built when this module is imported, nor when the container is
+created: a provider builds its object the first time something asks for it. So
+``workqueue status`` never starts an executor, and a test that overrides the
+stores with in-memory ones never opens a pool::
+
+    container = build_container(settings)
+    container.work_store.override(providers.Object(InMemoryWorkStore(state, clock)))
+
+The database and the pool are resources: opened on first use, closed by
+``await container.shutdown_resources()``.
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+from datetime import timedelta
+from typing import TypeVar, cast
+
+from dependency_injector import containers, providers
+
+from adapters.clock import SystemClock
+from adapters.postgres import PostgresRefreshTokenStore, PostgresWorkQueue, PostgresWorkStore
+from application.execution import ExecutorSettings
+from application.executor import WorkExecutor
+from application.recovery import LeaseRecovery
+from application.registry import KindRegistry
+from application.scheduler import WorkScheduler
+from application.worker import Worker
+from domain import TokenCleanup, WorkItemRetention, WorkKind, WorkSchedule
+from entrypoints.worker.database import open_database, open_notifications, open_pool
+from entrypoints.worker.handlers import TokenCleanupHandler, WorkItemRetentionHandler
+from entrypoints.worker.schema import PostgresSchema
+from entrypoints.worker.settings import WorkerSettings
+
+__all__ = ["WorkerContainer", "build_container", "provide", "shutdown_resources"]
+
+T = TypeVar("T")
+
+logger = logging.getLogger("workqueue.cli")
+
+
+def _seconds(duration: timedelta) -> float:
+    return duration.total_seconds()
+
+
+def _kind_names(registry: KindRegistry[WorkKind]) -> frozenset[str]:
+    return registry.kinds
+
+
+class WorkerContainer(containers.DeclarativeContainer):
+    """The worker's object graph. Tests override providers; they never patch."""
+
+    # Filled from WorkerSettings by build_container; strict, so a missing option
+    # fails loudly instead of wiring None into a service.
+    config = providers.Configuration(strict=True)
+
+    clock = providers.Singleton(SystemClock)
+
+    database = providers.Resource(
+        open_database,
+        database_url=config.database_url,
+        embedded_data_dir=config.embedded_data_dir,
+    )
+    pool = providers.Resource(
+        open_pool,
+        database,
+        clock=clock,
+        min_size=config.pool_min_size,
+        max_size=config.pool_max_size,
+        attempts=config.connect_attempts,
+    )
+    schema = providers.Singleton(PostgresSchema, pool)
+
+    work_queue = providers.Singleton(PostgresWorkQueue, pool, clock)
+    work_store = providers.Singleton(PostgresWorkStore, pool, clock)
+    refresh_tokens = providers.Singleton(PostgresRefreshTokenStore, pool)
+    notifications = providers.Resource(open_notifications, database)
+
+    payload_types = providers.List(
+        providers.Object(TokenCleanup),
+        providers.Object(WorkItemRetention),
+    )
+    handlers = providers.List(
+        providers.Singleton(
+            TokenCleanupHandler,
+            refresh_tokens,
+            clock,
+            batch_size=config.token_cleanup_batch_size,
+        ),
+        providers.Singleton(
+            WorkItemRetentionHandler,
+            work_store,
+            clock,
+            config.retention,
+            batch_size=config.retention_batch_size,
+        ),
+    )
+    schedules = providers.List(
+        providers.Singleton(
+            WorkSchedule,
+            payload=providers.Singleton(TokenCleanup),
+            interval=config.token_cleanup_interval,
+        ),
+        providers.Singleton(
+            WorkSchedule,
+            payload=providers.Singleton(WorkItemRetention),
+            interval=config.retention_interval,
+        ),
+    )
+    registry = providers.Singleton(
+        KindRegistry, providers.Object(WorkKind), payload_types, handlers
+    )
+
+    executor_settings = providers.Singleton(
+        ExecutorSettings,
+        heartbeat_interval=providers.Callable(_seconds, config.heartbeat_interval),
+        lease_duration=providers.Callable(_seconds, config.lease_duration),
+        max_error_length=config.max_error_length,
+        max_progress_bytes=config.max_progress_bytes,
+    )
+    executor = providers.Singleton(
+        WorkExecutor,
+        work_store,
+        registry,
+        clock,
+        worker_id=config.worker_id,
+        settings=executor_settings,
+    )
+    scheduler = providers.Singleton(WorkScheduler, work_store, work_queue, schedules)
+    recovery = providers.Singleton(LeaseRecovery, work_store, max_stalls=config.max_stalls)
+    worker = providers.Singleton(
+        Worker,
+        executor=executor,
+        scheduler=scheduler,
+        recovery=recovery,
+        clock=clock,
+        poll_interval=providers.Callable(_seconds, config.poll_interval),
+        notifications=notifications,
+        kinds=providers.Callable(_kind_names, registry),
+    )
+
+
+def build_container(settings: WorkerSettings) -> WorkerContainer:
+    """A container configured from ``settings``; nothing in it is built yet."""
+    container = WorkerContainer()
+    container.config.from_pydantic(settings)
+    return container
+
+
+async def provide(provider: providers.Provider[T]) -> T:
+    """The object ``provider`` gives, awaited when building it needed a resource.
+
+    A provider that depends on an async resource (the pool) returns an awaitable;
+    the same provider with its dependencies overridden by plain objects does not.
+    Callers need not know which.
+    """
+    provided = provider()
+    if inspect.isawaitable(provided):
+        return cast(T, await provided)
+    return provided
+
+
+async def shutdown_resources(container: WorkerContainer) -> None:
+    """Close whatever the run opened: pool, listener, embedded server. Failures are logged.
+
+    The run is over either way; a pool that cannot close cleanly (the database
+    went away) must not turn a clean stop into a failure.
+    """
+    try:
+        pending = container.shutdown_resources()
+        if pending is not None:
+            await pending
+    except Exception:
+        logger.warning("closing the database resources failed", exc_info=True)

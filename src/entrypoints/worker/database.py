@@ -1,0 +1,153 @@
+"""Which PostgreSQL the worker uses, and the pool it opens there.
+
+The container's database resources live here. :func:`open_database` picks the database: the
+configured URL, or else the embedded PostgreSQL, started for the run and left to
+stop when its last user exits. :func:`open_pool` connects to it, retrying a
+database that is not answering yet a bounded number of times, then giving up
+with one line (:class:`DatabaseUnreachableError`) rather than hanging.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from pydantic import SecretStr
+
+from adapters.postgres import PostgresWorkNotifications, create_pool, is_connection_loss, redact_dsn
+from domain import Clock
+from entrypoints.worker.embedded import start_embedded_postgres
+from entrypoints.worker.log_format import mask_url_passwords
+
+if TYPE_CHECKING:
+    import asyncpg
+
+__all__ = [
+    "CONNECT_TIMEOUT_SECONDS",
+    "DatabaseTarget",
+    "DatabaseUnreachableError",
+    "open_database",
+    "open_notifications",
+    "open_pool",
+    "retry_delays",
+]
+
+logger = logging.getLogger("workqueue.cli.database")
+
+CONNECT_TIMEOUT_SECONDS = 5.0
+"""How long one connection attempt may take; asyncpg's own default is a minute."""
+
+
+class DatabaseUnreachableError(RuntimeError):
+    """The database did not answer within the allowed attempts, or refused us.
+
+    The message is one line, names the database with its password hidden, and says
+    what went wrong last.
+    """
+
+
+@dataclass(frozen=True, slots=True)
+class DatabaseTarget:
+    """The database a run uses: how to reach it, and how to name it in logs.
+
+    :param dsn: the connection string; may hold a password, so it is kept out of
+        the repr and shown only through :attr:`shown`.
+    :param embedded_data_dir: the embedded server's data directory, or None when
+        the database came from ``WORKQUEUE_DATABASE_URL``.
+    """
+
+    dsn: str = field(repr=False)
+    embedded_data_dir: Path | None = None
+
+    @property
+    def shown(self) -> str:
+        """The DSN with its password replaced by ``***``."""
+        return redact_dsn(self.dsn)
+
+
+async def open_database(
+    database_url: SecretStr | None, embedded_data_dir: Path
+) -> AsyncIterator[DatabaseTarget]:
+    """Container resource: the URL's database, or a started embedded PostgreSQL.
+
+    :raises EmbeddedDatabaseError: if the embedded server cannot be started.
+    """
+    if database_url is not None:
+        yield DatabaseTarget(dsn=database_url.get_secret_value())
+        return
+    # The first start runs initdb (seconds): say so before the silence, not after.
+    logger.info(
+        "starting the embedded PostgreSQL in %s",
+        embedded_data_dir,
+        extra={"embedded_data_dir": str(embedded_data_dir)},
+    )
+    # pgserver blocks for initdb and pg_ctl; keep the event loop free meanwhile.
+    server = await asyncio.to_thread(start_embedded_postgres, embedded_data_dir)
+    try:
+        yield DatabaseTarget(dsn=server.dsn, embedded_data_dir=server.data_dir)
+    finally:
+        await asyncio.to_thread(server.stop)
+
+
+def retry_delays(attempts: int, *, first: float = 0.5, longest: float = 4.0) -> list[float]:
+    """Seconds to wait after each failed attempt but the last: doubling, capped."""
+    return [min(first * 2**index, longest) for index in range(max(attempts - 1, 0))]
+
+
+async def open_pool(
+    database: DatabaseTarget,
+    *,
+    clock: Clock,
+    min_size: int,
+    max_size: int,
+    attempts: int,
+) -> AsyncIterator[asyncpg.Pool]:
+    """Container resource: a connection pool on ``database``, closed at shutdown.
+
+    A lost or refused connection is retried ``attempts`` times in all, waiting on
+    ``clock`` between tries; any other error (a wrong password, a missing
+    database) is not going to improve and ends the attempts at once.
+
+    :raises DatabaseUnreachableError: when no attempt succeeds.
+    """
+    delays = retry_delays(attempts)
+    for attempt in range(1, attempts + 1):
+        try:
+            pool = await create_pool(
+                database.dsn,
+                min_size=min_size,
+                max_size=max_size,
+                timeout=CONNECT_TIMEOUT_SECONDS,
+            )
+            break
+        except Exception as error:
+            retryable = is_connection_loss(error) or isinstance(error, TimeoutError)
+            if retryable and attempt < attempts:
+                await clock.sleep(delays[attempt - 1])
+                continue
+            reason = " ".join(f"{type(error).__name__}: {error}".split())
+            tried = f" after {attempt} attempts" if attempt > 1 else ""
+            raise DatabaseUnreachableError(
+                mask_url_passwords(f"cannot reach the database {database.shown}{tried}: {reason}")
+            ) from error
+    try:
+        yield pool
+    finally:
+        await pool.close()
+
+
+async def open_notifications(database: DatabaseTarget) -> AsyncIterator[PostgresWorkNotifications]:
+    """Container resource: LISTEN for new work on ``database``, stopped at shutdown.
+
+    The listening connection opens on the first wait, not here, so a database
+    that is slow to answer delays nothing but the first early wake-up.
+    """
+    notifications = PostgresWorkNotifications(database.dsn)
+    try:
+        yield notifications
+    finally:
+        await notifications.aclose()

@@ -1,0 +1,45 @@
+"""Durations as settings: plain seconds in the environment, timedeltas in code."""
+
+from __future__ import annotations
+
+import re
+from datetime import timedelta
+from typing import Annotated
+
+from pydantic import BeforeValidator
+
+__all__ = ["Duration", "parse_duration", "seconds_text"]
+
+_NUMBER_WITH_UNIT = re.compile(
+    r"^\s*(-?(?:\d+(?:\.\d*)?|\.\d+))\s*(ms|s|m|h|d)?\s*$", re.IGNORECASE
+)
+_UNIT_SECONDS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
+
+
+def parse_duration(value: object) -> object:
+    """Read ``60``, ``"60"``, ``"1.5"``, ``"500ms"``, ``"24h"`` or ``"30d"`` as a timedelta.
+
+    A bare number is seconds, because that is what an operator types into
+    ``WORKQUEUE_LEASE_DURATION=60``. Anything else (a timedelta, an ISO 8601
+    duration such as ``P30D``) is returned unchanged for pydantic to judge, so a
+    value that is no duration at all is reported by pydantic, not swallowed here.
+    """
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int | float):
+        return timedelta(seconds=value)
+    if isinstance(value, str):
+        match = _NUMBER_WITH_UNIT.match(value)
+        if match:
+            number, unit = match.groups()
+            return timedelta(seconds=float(number) * _UNIT_SECONDS[(unit or "s").lower()])
+    return value
+
+
+def seconds_text(duration: timedelta) -> str:
+    """A duration as the operator writes it: seconds, e.g. ``60.0``."""
+    return repr(duration.total_seconds())
+
+
+Duration = Annotated[timedelta, BeforeValidator(parse_duration)]
+"""A timedelta setting that also accepts seconds and ``ms``/``s``/``m``/``h``/``d`` suffixes."""

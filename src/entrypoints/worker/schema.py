@@ -1,0 +1,65 @@
+"""The database schema as the CLI sees it: apply the pending migrations, or check for none.
+
+The container provides a :class:`Schema`; production wires :class:`PostgresSchema`,
+and tests that run the worker on the in-memory adapters provide one of their own.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Protocol
+
+from adapters.postgres import SchemaNotCurrentError, check_schema_current, migrate
+
+if TYPE_CHECKING:
+    import asyncpg
+
+__all__ = ["PostgresSchema", "Schema", "SchemaNotMigratedError", "not_migrated_message"]
+
+
+def not_migrated_message(missing: list[str]) -> str:
+    """The one line telling an operator what to do about missing migrations."""
+    return f"database is not migrated: run `workqueue migrate` (missing: {', '.join(missing)})"
+
+
+class SchemaNotMigratedError(RuntimeError):
+    """The database lacks migrations (or has unknown ones); the message says what to do."""
+
+
+class Schema(Protocol):
+    async def apply_pending(self) -> list[str]:
+        """Apply every pending migration; return the names applied now (empty if none).
+
+        :raises StoreUnavailableError: if the database cannot be reached.
+        """
+        ...
+
+    async def check_current(self) -> None:
+        """Change nothing; make sure every migration this code ships is applied.
+
+        :raises SchemaNotMigratedError: if not, with a message saying what to do.
+        :raises StoreUnavailableError: if the database cannot be reached.
+        """
+        ...
+
+
+class PostgresSchema:
+    """:class:`Schema` on a PostgreSQL pool, through the adapter's migrations."""
+
+    def __init__(self, pool: asyncpg.Pool) -> None:
+        self._pool = pool
+
+    async def apply_pending(self) -> list[str]:
+        """See :meth:`Schema.apply_pending`.
+
+        :raises MigrationError: naming the migration that failed; nothing is applied.
+        """
+        return await migrate(self._pool)
+
+    async def check_current(self) -> None:
+        """See :meth:`Schema.check_current`."""
+        try:
+            await check_schema_current(self._pool)
+        except SchemaNotCurrentError as error:
+            if error.missing and not error.unknown:
+                raise SchemaNotMigratedError(not_migrated_message(error.missing)) from error
+            raise SchemaNotMigratedError(str(error)) from error

@@ -1,0 +1,248 @@
+"""The worker's settings, read from ``WORKQUEUE_*`` environment variables.
+
+Every setting says who reads it. Durations accept plain seconds
+(``WORKQUEUE_LEASE_DURATION=60``) or a suffix (``500ms``, ``24h``, ``30d``).
+Values that cannot work together fail at startup with one line naming the
+setting, raised as :class:`SettingsError`; a database password never appears in
+that line, nor in the settings' repr.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import secrets
+import socket
+from datetime import timedelta
+from pathlib import Path
+from typing import Any, Literal
+from urllib.parse import urlsplit
+
+from pydantic import Field, SecretStr, ValidationError, ValidationInfo, field_validator
+from pydantic_core import ErrorDetails
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from entrypoints.worker.durations import Duration, seconds_text
+
+__all__ = [
+    "ENV_PREFIX",
+    "SettingsError",
+    "WorkerSettings",
+    "default_embedded_data_dir",
+    "default_worker_id",
+    "env_name",
+    "load_settings",
+]
+
+ENV_PREFIX = "WORKQUEUE_"
+
+_DATABASE_SCHEMES = frozenset({"postgresql", "postgres"})
+
+
+class SettingsError(ValueError):
+    """The settings cannot be used; the message is one line naming the setting."""
+
+
+def env_name(field: str) -> str:
+    """The environment variable that sets ``field``, e.g. ``WORKQUEUE_LEASE_DURATION``."""
+    return f"{ENV_PREFIX}{field.upper()}"
+
+
+def default_worker_id() -> str:
+    """``host:pid:random``: unique per process, and readable in ``workqueue status``.
+
+    The random part keeps two workers apart when a container runtime gives them
+    the same hostname and pid.
+    """
+    return f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(3)}"
+
+
+def default_embedded_data_dir() -> Path:
+    """Where the embedded PostgreSQL keeps its data when none is configured.
+
+    The data must outlive a run (it is the queue), so ``/tmp`` is out: it is wiped
+    on reboot. The other hazard is pgserver itself: when run as root it starts the
+    server as a ``pgserver`` system user and, so that user can reach the data, adds
+    ``o+rx`` to EVERY parent directory of the data directory. Hence:
+
+    - as root: ``/var/lib/workqueue/pgdata``. ``/var/lib`` is where system services
+      keep persistent state, and ``/``, ``/var`` and ``/var/lib`` are already
+      world-traversable, so pgserver's chmod changes nothing; a home directory is
+      never involved.
+    - as any other user: ``$XDG_STATE_HOME/workqueue/pgdata`` (by default
+      ``~/.local/state/workqueue/pgdata``), the XDG place for state that persists
+      across restarts. pgserver only loosens parents when it runs as root, so an
+      ordinary user's home keeps its permissions.
+
+    :mod:`entrypoints.worker.embedded` checks again at startup, for any configured
+    directory, and refuses one whose parents pgserver would loosen.
+    """
+    if os.geteuid() == 0:
+        return Path("/var/lib/workqueue/pgdata")
+    state_home = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+    return Path(state_home) / "workqueue" / "pgdata"
+
+
+def _positive_duration(value: timedelta) -> timedelta:
+    if value <= timedelta(0):
+        raise ValueError("must be a positive duration")
+    return value
+
+
+class WorkerSettings(BaseSettings):
+    """Everything the worker and the CLI can be told, with the documented defaults.
+
+    Field order matters: a field's consistency check may only look at fields
+    declared before it (pydantic validates in order).
+    """
+
+    model_config = SettingsConfigDict(
+        env_prefix=ENV_PREFIX,
+        env_ignore_empty=True,  # WORKQUEUE_DATABASE_URL= means unset: the embedded database
+        extra="forbid",
+        frozen=True,
+    )
+
+    # Read by the CLI to choose the database: unset starts the embedded PostgreSQL.
+    database_url: SecretStr | None = None
+    # Read by the embedded PostgreSQL (entrypoints.worker.embedded) when database_url is unset.
+    embedded_data_dir: Path = Field(default_factory=default_embedded_data_dir)
+    # Read by `workqueue worker`: apply pending migrations before the first claim.
+    migrate_on_start: bool = True
+    # Read by the CLI when it opens the pool: how often to try an unreachable database.
+    connect_attempts: int = 5
+    # Read by the asyncpg pool: connections held open and the most it may open.
+    pool_min_size: int = 1
+    pool_max_size: int = 4
+
+    # Read by the worker loop: the sleep between cycles when nothing is claimable.
+    poll_interval: Duration = timedelta(seconds=5)
+    # Read by the executor (claim and heartbeat): how long a lease lasts unrenewed.
+    lease_duration: Duration = timedelta(seconds=60)
+    # Read by the executor: how often a running item's lease is renewed.
+    heartbeat_interval: Duration = timedelta(seconds=2)
+    # Read by lease recovery: the stall that fails an item instead of requeueing it.
+    max_stalls: int = 3
+    # Read by the executor: the longest error text stored on a failed item.
+    max_error_length: int = 4000
+    # Read by the executor: the largest progress snapshot a handler may report.
+    max_progress_bytes: int = 65536
+
+    # Read by the retention handler: finished items older than this are deleted.
+    retention: Duration = timedelta(days=30)
+    # Read by the scheduler: how often work_item_retention becomes due.
+    retention_interval: Duration = timedelta(hours=24)
+    # Read by the retention handler: items deleted per statement.
+    retention_batch_size: int = 1000
+    # Read by the scheduler: how often token_cleanup becomes due.
+    token_cleanup_interval: Duration = timedelta(hours=24)
+    # Read by the token cleanup handler: tokens deleted per statement.
+    token_cleanup_batch_size: int = 1000
+
+    # Read by the logging set-up: text lines for people, JSON lines for collectors.
+    log_format: Literal["text", "json"] = "text"
+    # Read by the logging set-up: the least severe level written.
+    log_level: str = "INFO"
+    # Read by the executor: stamped on every item this worker claims.
+    worker_id: str = Field(default_factory=default_worker_id)
+
+    @field_validator("database_url")
+    @classmethod
+    def _database_url_parses(cls, value: SecretStr | None) -> SecretStr | None:
+        # The messages never quote the URL: it may carry a password.
+        if value is None:
+            return None
+        url = value.get_secret_value().strip()
+        try:
+            parts = urlsplit(url)
+            parts.port  # noqa: B018 - reading it is the check: a bad port raises ValueError
+        except ValueError:
+            raise ValueError("is not a parsable database URL") from None
+        if parts.scheme not in _DATABASE_SCHEMES:
+            raise ValueError("must be a postgresql:// URL")
+        if any(character.isspace() for character in url):
+            raise ValueError("must not contain whitespace")
+        return SecretStr(url)
+
+    @field_validator(
+        "poll_interval",
+        "lease_duration",
+        "retention",
+        "retention_interval",
+        "token_cleanup_interval",
+    )
+    @classmethod
+    def _durations_are_positive(cls, value: timedelta) -> timedelta:
+        return _positive_duration(value)
+
+    @field_validator("heartbeat_interval")
+    @classmethod
+    def _heartbeat_renews_before_the_lease_ends(
+        cls, value: timedelta, info: ValidationInfo
+    ) -> timedelta:
+        _positive_duration(value)
+        lease = info.data.get("lease_duration")
+        # A heartbeat no sooner than the lease's end lets every lease expire mid-run.
+        if lease is not None and value >= lease:
+            raise ValueError(
+                f"must be less than {env_name('lease_duration')} ({seconds_text(lease)})"
+            )
+        return value
+
+    @field_validator(
+        "max_stalls",
+        "connect_attempts",
+        "pool_min_size",
+        "max_error_length",
+        "max_progress_bytes",
+        "retention_batch_size",
+        "token_cleanup_batch_size",
+    )
+    @classmethod
+    def _at_least_one(cls, value: int) -> int:
+        if value < 1:
+            raise ValueError("must be at least 1")
+        return value
+
+    @field_validator("pool_max_size")
+    @classmethod
+    def _pool_can_hold_its_minimum(cls, value: int, info: ValidationInfo) -> int:
+        minimum = info.data.get("pool_min_size")
+        if minimum is not None and value < minimum:
+            raise ValueError(f"must be at least {env_name('pool_min_size')} ({minimum})")
+        return value
+
+    @field_validator("log_level")
+    @classmethod
+    def _log_level_is_known(cls, value: str) -> str:
+        level = value.strip().upper()
+        if level not in logging.getLevelNamesMapping():
+            raise ValueError("must be one of DEBUG, INFO, WARNING, ERROR, CRITICAL")
+        return level
+
+    @field_validator("worker_id")
+    @classmethod
+    def _worker_id_is_not_blank(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("must not be blank")
+        return value
+
+
+def _describe(error: ErrorDetails) -> str:
+    location = error["loc"]
+    message = error["msg"].removeprefix("Value error, ")
+    if location and isinstance(location[0], str):
+        return f"invalid setting {env_name(location[0])}: {message}"
+    return f"invalid settings: {message}"
+
+
+def load_settings(**overrides: Any) -> WorkerSettings:
+    """Read the settings from the environment; ``overrides`` win (e.g. CLI flags).
+
+    :raises SettingsError: when a value cannot be parsed or contradicts another;
+        the message is one line naming each bad setting, never quoting its value.
+    """
+    try:
+        return WorkerSettings(**overrides)
+    except ValidationError as error:
+        raise SettingsError("; ".join(_describe(detail) for detail in error.errors())) from None

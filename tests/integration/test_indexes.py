@@ -1,0 +1,208 @@
+"""The indexes keep heartbeats HOT and claims fast next to a million finished rows."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable, Iterator
+from datetime import timedelta
+from typing import Any
+
+import asyncpg
+import pytest
+
+from adapters.postgres import PostgresWorkQueue, PostgresWorkStore, close_pool, create_pool
+from adapters.postgres.sql import load_statements
+from adapters.testing import FakeClock
+from adapters.testing.contract.kinds import AlphaJob, ContractKind
+
+HEARTBEAT_COLUMNS = ("heartbeat_at", "lease_expires_at", "progress")
+FINISHED_ROWS = 1_000_000
+LEASE = timedelta(seconds=60)
+STORE_SQL = load_statements("store.sql")
+
+
+async def columns_each_index_reads(url: str) -> dict[str, set[str]]:
+    # Columns an index depends on: its keys, its expressions and its predicate.
+    connection = await asyncpg.connect(url)
+    try:
+        rows = await connection.fetch(
+            """
+            SELECT i.relname AS index, a.attname AS column
+            FROM pg_index AS x
+            JOIN pg_class AS i ON i.oid = x.indexrelid
+            JOIN pg_attribute AS a ON a.attrelid = x.indrelid AND a.attnum > 0
+            WHERE x.indrelid = 'work_items'::regclass
+              AND (a.attnum = ANY (x.indkey)
+                   OR pg_get_expr(x.indexprs, x.indrelid) ~ ('\\m' || a.attname || '\\M')
+                   OR pg_get_expr(x.indpred, x.indrelid) ~ ('\\m' || a.attname || '\\M'))
+            """
+        )
+    finally:
+        await connection.close()
+    columns: dict[str, set[str]] = {}
+    for row in rows:
+        columns.setdefault(row["index"], set()).add(row["column"])
+    return columns
+
+
+async def test_no_index_reads_a_column_that_heartbeats_write(database_url: str) -> None:
+    columns = await columns_each_index_reads(database_url)
+
+    assert "work_items_claim" in columns  # the query sees the indexes at all
+    assert {
+        index: sorted(read & set(HEARTBEAT_COLUMNS))
+        for index, read in columns.items()
+        if read & set(HEARTBEAT_COLUMNS)
+    } == {}
+
+
+async def hot_updates_of_work_items(pool: asyncpg.Pool) -> int:
+    async with pool.acquire() as connection:
+        # Make this backend publish its pending statistics now, not in a second.
+        await connection.execute("SELECT pg_stat_force_next_flush()")
+    count: int = await pool.fetchval(
+        "SELECT n_tup_hot_upd FROM pg_stat_user_tables WHERE relname = 'work_items'"
+    )
+    return count
+
+
+async def test_a_heartbeat_is_a_hot_update(database_url: str) -> None:
+    # One connection, so the statistics flushed are those of the heartbeats.
+    pool = await create_pool(database_url, min_size=1, max_size=1)
+    try:
+        clock = FakeClock()
+        store = PostgresWorkStore(pool, clock)
+        await PostgresWorkQueue(pool, clock).enqueue(AlphaJob(number=1))
+        item = await store.claim([ContractKind.ALPHA], worker_id="w", lease_duration=LEASE)
+        assert item is not None
+        hot_before = await hot_updates_of_work_items(pool)
+
+        for step in range(5):
+            await clock.advance(2)
+            assert await store.heartbeat(item.lease, progress={"step": step}, lease_duration=LEASE)
+
+        assert await hot_updates_of_work_items(pool) == hot_before + 5
+    finally:
+        await close_pool(pool)
+
+
+async def fill_with_finished_items(url: str) -> None:
+    connection = await asyncpg.connect(url)
+    try:
+        await connection.execute(
+            """
+            INSERT INTO work_items (kind, payload, status, attempt, enqueued_at, started_at,
+                                    finished_at)
+            SELECT $1, '{}', CASE WHEN n % 10 = 0 THEN 'failed' ELSE 'succeeded' END, 1,
+                   $2::timestamptz, $2::timestamptz, $2::timestamptz + n * interval '1 millisecond'
+            FROM generate_series(1, $3::integer) AS n
+            """,
+            ContractKind.ALPHA.value,
+            FakeClock().now() - timedelta(days=60),
+            FINISHED_ROWS,
+        )
+        await connection.execute("VACUUM ANALYZE work_items")
+    finally:
+        await connection.close()
+
+
+@pytest.fixture(scope="module")
+def crowded_database_url(
+    migrated_database_factory: Callable[[str], str],
+    run_in_fresh_loop: Callable[[Callable[[], Awaitable[None]]], None],
+) -> str:
+    """A migrated database holding a million finished items, shared by this module's tests.
+
+    The tests only read it, or write inside transactions they roll back.
+    """
+    url = migrated_database_factory("workqueue_crowded")
+    run_in_fresh_loop(lambda: fill_with_finished_items(url))
+    return url
+
+
+async def explain(url: str, statement: str, *arguments: Any) -> dict[str, Any]:
+    """The executed plan of ``statement``, run inside a transaction that is rolled back."""
+    connection = await asyncpg.connect(url)
+    try:
+        transaction = connection.transaction()
+        await transaction.start()
+        try:
+            await connection.execute(
+                "INSERT INTO work_items (kind, payload, status, enqueued_at) "
+                "VALUES ($1, '{}', 'queued', $2)",
+                ContractKind.ALPHA.value,
+                FakeClock().now(),
+            )
+            text = await connection.fetchval(
+                f"EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) {statement}", *arguments
+            )
+        finally:
+            await transaction.rollback()
+    finally:
+        await connection.close()
+    plan: dict[str, Any] = json.loads(text)[0]["Plan"]
+    return plan
+
+
+def nodes(plan: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    yield plan
+    for child in plan.get("Plans", []):
+        yield from nodes(child)
+
+
+def scans(plan: dict[str, Any]) -> list[tuple[str, str | None]]:
+    return [
+        (node["Node Type"], node.get("Index Name"))
+        for node in nodes(plan)
+        if "Scan" in node["Node Type"] and "Relation Name" in node
+    ]
+
+
+def pages_touched(plan: dict[str, Any]) -> int:
+    return int(plan["Shared Hit Blocks"] + plan["Shared Read Blocks"])
+
+
+async def test_a_claim_reads_the_claim_index_and_few_pages_beside_a_million_finished_items(
+    crowded_database_url: str,
+) -> None:
+    now = FakeClock().now()
+    plan = await explain(
+        crowded_database_url,
+        STORE_SQL["claim"],
+        [ContractKind.ALPHA.value, ContractKind.BETA.value],
+        "worker",
+        now,
+        now + LEASE,
+    )
+
+    assert ("Index Scan", "work_items_claim") in scans(plan)
+    assert not any(node_type == "Seq Scan" for node_type, _ in scans(plan))
+    # The table has tens of thousands of pages; a claim touches a handful.
+    assert pages_touched(plan) < 100
+
+
+async def test_lease_recovery_reads_only_the_running_items(crowded_database_url: str) -> None:
+    plan = await explain(crowded_database_url, STORE_SQL["recover_expired"], FakeClock().now(), 3)
+
+    assert not any(node_type == "Seq Scan" for node_type, _ in scans(plan))
+    assert pages_touched(plan) < 100
+
+
+async def test_due_ness_reads_the_newest_finished_item_from_an_index(
+    crowded_database_url: str,
+) -> None:
+    plan = await explain(
+        crowded_database_url, STORE_SQL["is_due"], ContractKind.ALPHA.value, FakeClock().now()
+    )
+
+    assert not any(node_type == "Seq Scan" for node_type, _ in scans(plan))
+    assert pages_touched(plan) < 100
+
+
+async def test_a_purge_batch_reads_the_oldest_finished_items_from_an_index(
+    crowded_database_url: str,
+) -> None:
+    plan = await explain(crowded_database_url, STORE_SQL["purge_finished"], FakeClock().now(), 1000)
+
+    assert ("Index Scan", "work_items_retention") in scans(plan)
+    assert not any(node_type == "Seq Scan" for node_type, _ in scans(plan))

@@ -1,0 +1,129 @@
+"""An enqueue wakes an idle worker's listener, and the listener survives a lost connection."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+
+import asyncpg
+import pytest
+import pytest_asyncio
+
+from adapters.postgres import PostgresWorkNotifications, PostgresWorkQueue
+from adapters.testing import FakeClock
+from adapters.testing.contract.kinds import AlphaJob, BetaJob, ContractKind
+
+LISTENER_NAME = "workqueue-test-listener"
+# Real time: these wait on a real server. Long enough for a loaded machine, and
+# only spent in full when a test is about to fail.
+PATIENCE = 10.0
+# How long a listener is given to show it was NOT woken.
+QUIET = 0.5
+
+
+@pytest_asyncio.fixture
+async def notifications(database_url: str) -> AsyncIterator[PostgresWorkNotifications]:
+    async def connect() -> asyncpg.Connection:
+        # Named, so a test can find (and kill) the listening connection.
+        return await asyncpg.connect(
+            database_url, server_settings={"application_name": LISTENER_NAME}
+        )
+
+    async with PostgresWorkNotifications(connect=connect, first_retry_delay=0.05) as listener:
+        await asyncio.wait_for(listener.listening(), PATIENCE)
+        yield listener
+
+
+@pytest.fixture
+def queue(migrated_pool: asyncpg.Pool) -> PostgresWorkQueue:
+    return PostgresWorkQueue(migrated_pool, FakeClock())
+
+
+async def start_waiting(
+    notifications: PostgresWorkNotifications, *kinds: str
+) -> asyncio.Task[None]:
+    waiting = asyncio.create_task(notifications.wait_for_work(kinds))
+    await asyncio.sleep(0)  # let it register before anything is enqueued
+    return waiting
+
+
+async def test_an_enqueue_wakes_a_listener_waiting_for_its_kind(
+    notifications: PostgresWorkNotifications, queue: PostgresWorkQueue
+) -> None:
+    waiting = await start_waiting(notifications, ContractKind.ALPHA, ContractKind.BETA)
+
+    await queue.enqueue(AlphaJob(number=1))
+
+    await asyncio.wait_for(waiting, PATIENCE)
+
+
+async def test_an_enqueue_of_another_kind_leaves_the_listener_waiting(
+    notifications: PostgresWorkNotifications, queue: PostgresWorkQueue
+) -> None:
+    waiting = await start_waiting(notifications, ContractKind.ALPHA)
+
+    await queue.enqueue(BetaJob(label="not for you"))
+
+    with pytest.raises(TimeoutError):
+        await asyncio.wait_for(asyncio.shield(waiting), QUIET)
+    waiting.cancel()
+
+
+async def test_an_absorbed_enqueue_wakes_nobody(
+    notifications: PostgresWorkNotifications, queue: PostgresWorkQueue
+) -> None:
+    await queue.enqueue(AlphaJob(number=1), dedup_key="once")
+    waiting = await start_waiting(notifications, ContractKind.ALPHA)
+
+    result = await queue.enqueue(AlphaJob(number=2), dedup_key="once")
+
+    assert result.absorbed
+    with pytest.raises(TimeoutError):
+        await asyncio.wait_for(asyncio.shield(waiting), QUIET)
+    waiting.cancel()
+
+
+async def terminate_listener(database_url: str) -> int:
+    connection = await asyncpg.connect(database_url)
+    try:
+        terminated: int = await connection.fetchval(
+            "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+            "WHERE application_name = $1 AND datname = current_database()",
+            LISTENER_NAME,
+        )
+    finally:
+        await connection.close()
+    return terminated
+
+
+async def test_the_listener_reconnects_after_its_connection_is_terminated(
+    notifications: PostgresWorkNotifications, queue: PostgresWorkQueue, database_url: str
+) -> None:
+    waiting_through_the_loss = await start_waiting(notifications, ContractKind.ALPHA)
+
+    assert await terminate_listener(database_url) == 1
+
+    # Work may have been enqueued unheard while it was down: coming back wakes everyone.
+    await asyncio.wait_for(waiting_through_the_loss, PATIENCE)
+    await asyncio.wait_for(notifications.listening(), PATIENCE)
+    waiting_after = await start_waiting(notifications, ContractKind.ALPHA)
+    await queue.enqueue(AlphaJob(number=1))
+    await asyncio.wait_for(waiting_after, PATIENCE)
+
+
+async def test_the_listener_keeps_retrying_while_the_database_refuses_it() -> None:
+    attempts = 0
+    retried_twice = asyncio.Event()
+
+    async def refuse() -> asyncpg.Connection:
+        nonlocal attempts
+        attempts += 1
+        if attempts == 3:
+            retried_twice.set()
+        raise ConnectionRefusedError("nobody listens here")
+
+    async with PostgresWorkNotifications(
+        connect=refuse, first_retry_delay=0.01, max_retry_delay=0.02
+    ) as listener:
+        await asyncio.wait_for(retried_twice.wait(), PATIENCE)
+        assert not listener.is_listening

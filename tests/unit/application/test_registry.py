@@ -1,0 +1,190 @@
+"""The kind registry: exactly one payload and one handler per kind, or no registry at all."""
+
+from __future__ import annotations
+
+from enum import Enum, StrEnum
+from typing import Any
+
+import pytest
+
+from application import KindRegistry
+from domain import (
+    InvalidPayloadError,
+    KindRegistryError,
+    UnknownKindError,
+    WorkContext,
+    WorkHandler,
+    WorkPayload,
+)
+
+
+class Chore(StrEnum):
+    SWEEP = "sweep"
+    MOP = "mop"
+
+
+class Other(StrEnum):
+    DUST = "dust"
+
+
+class Sweep(WorkPayload):
+    kind = Chore.SWEEP
+
+    rooms: int
+    broom: str = "wide"
+
+
+class SweepAgain(WorkPayload):
+    kind = Chore.SWEEP
+
+
+class Mop(WorkPayload):
+    kind = Chore.MOP
+
+    bucket: str
+
+
+class Dust(WorkPayload):
+    kind = Other.DUST
+
+
+class SweepHandler(WorkHandler[Sweep]):
+    async def handle(self, payload: Sweep, ctx: WorkContext) -> None:
+        return None
+
+
+class SweepAgainHandler(WorkHandler[SweepAgain]):
+    async def handle(self, payload: SweepAgain, ctx: WorkContext) -> None:
+        return None
+
+
+class MopHandler(WorkHandler[Mop]):
+    async def handle(self, payload: Mop, ctx: WorkContext) -> None:
+        return None
+
+
+class DustHandler(WorkHandler[Dust]):
+    async def handle(self, payload: Dust, ctx: WorkContext) -> None:
+        return None
+
+
+class UntypedHandler(WorkHandler[Any]):
+    async def handle(self, payload: Any, ctx: WorkContext) -> None:
+        return None
+
+
+def chores() -> KindRegistry[Chore]:
+    return KindRegistry(Chore, [Sweep, Mop], [SweepHandler(), MopHandler()])
+
+
+def refusal(payloads: list[Any], handlers: list[Any], kinds: type[Enum] = Chore) -> str:
+    with pytest.raises(KindRegistryError) as refused:
+        KindRegistry(kinds, payloads, handlers)
+    return str(refused.value)
+
+
+class TestConstruction:
+    def test_a_registry_serves_every_kind_of_its_enum(self) -> None:
+        registry = chores()
+
+        assert registry.kinds == frozenset({"sweep", "mop"})
+        assert registry.payload_type("mop") is Mop
+        assert isinstance(registry.handler("sweep"), SweepHandler)
+        assert registry.kind_enum is Chore
+
+    def test_a_kind_without_a_payload_class_is_refused_naming_the_kind(self) -> None:
+        message = refusal([Sweep], [SweepHandler(), MopHandler()])
+
+        assert "kind 'mop' has no payload class" in message
+        assert "sweep" not in message
+
+    def test_a_kind_without_a_handler_is_refused_naming_the_kind(self) -> None:
+        message = refusal([Sweep, Mop], [MopHandler()])
+
+        assert "kind 'sweep' has no handler" in message
+
+    def test_a_kind_with_two_payload_classes_is_refused_naming_the_kind_and_both(self) -> None:
+        message = refusal([Sweep, SweepAgain, Mop], [SweepHandler(), MopHandler()])
+
+        assert "kind 'sweep' has 2 payload classes: Sweep, SweepAgain" in message
+
+    def test_a_kind_with_two_handlers_is_refused_naming_the_kind_and_both(self) -> None:
+        message = refusal([Sweep, Mop], [SweepHandler(), SweepHandler(), MopHandler()])
+
+        assert "kind 'sweep' has 2 handlers: SweepHandler, SweepHandler" in message
+
+    def test_a_payload_of_a_kind_outside_the_enum_is_refused(self) -> None:
+        message = refusal([Sweep, Mop, Dust], [SweepHandler(), MopHandler()])
+
+        assert "payload Dust" in message
+        assert "not a member of Chore" in message
+
+    def test_a_handler_of_a_kind_outside_the_enum_is_refused(self) -> None:
+        message = refusal([Sweep, Mop], [SweepHandler(), MopHandler(), DustHandler()])
+
+        assert "handler DustHandler" in message
+        assert "not a member of Chore" in message
+
+    def test_a_handler_whose_class_has_no_payload_type_is_refused_naming_the_class(self) -> None:
+        message = refusal([Sweep, Mop], [SweepHandler(), MopHandler(), UntypedHandler()])
+
+        assert "handler UntypedHandler has no payload_type" in message
+
+    def test_a_handler_typed_for_another_payload_class_of_its_kind_is_refused(self) -> None:
+        message = refusal([Sweep, Mop], [SweepAgainHandler(), MopHandler()])
+
+        assert "handler SweepAgainHandler handles payload SweepAgain" in message
+        assert "kind's payload class is Sweep" in message
+
+    def test_every_problem_is_listed_in_one_message(self) -> None:
+        message = refusal([Sweep], [MopHandler()])
+
+        assert "kind 'sweep' has no handler" in message
+        assert "kind 'mop' has no payload class" in message
+
+    def test_an_empty_enum_makes_an_empty_registry(self) -> None:
+        class NoKinds(Enum):
+            pass
+
+        assert KindRegistry(NoKinds, [], []).kinds == frozenset()
+
+
+class TestLookup:
+    def test_an_unknown_kind_is_refused_listing_the_known_ones(self) -> None:
+        registry = chores()
+
+        for lookup in (registry.payload_type, registry.handler):
+            with pytest.raises(UnknownKindError) as refused:
+                lookup("polish")
+            assert refused.value.kind == "polish"
+            assert refused.value.known == ["mop", "sweep"]
+
+    def test_decode_builds_the_kind_payload(self) -> None:
+        assert chores().decode("sweep", {"rooms": 3}) == Sweep(rooms=3)
+
+    def test_decode_of_an_unknown_kind_is_refused(self) -> None:
+        with pytest.raises(UnknownKindError):
+            chores().decode("polish", {})
+
+    def test_a_decode_error_names_the_kind_and_each_failing_field_on_one_line(self) -> None:
+        with pytest.raises(InvalidPayloadError) as refused:
+            chores().decode("sweep", {"rooms": "several", "brush": "soft"})
+
+        message = str(refused.value)
+        assert refused.value.kind == "sweep"
+        assert message.startswith("invalid payload for kind 'sweep': ")
+        assert "rooms: Input should be a valid integer" in message
+        assert "brush: Extra inputs are not permitted" in message
+        assert "\n" not in message
+
+    def test_a_missing_field_is_named(self) -> None:
+        with pytest.raises(InvalidPayloadError, match="rooms: Field required"):
+            chores().decode("sweep", {})
+
+    def test_parse_json_builds_the_kind_payload_from_text(self) -> None:
+        assert chores().parse_json("mop", '{"bucket": "blue"}') == Mop(bucket="blue")
+
+    @pytest.mark.parametrize("text", ["{not json", "[1, 2]", ""])
+    def test_text_that_is_not_a_json_object_is_an_invalid_payload(self, text: str) -> None:
+        with pytest.raises(InvalidPayloadError, match="invalid payload for kind 'mop': payload: "):
+            chores().parse_json("mop", text)

@@ -1,0 +1,233 @@
+"""The composition root, with its ports overridden by in-memory adapters and a FakeClock."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import signal
+from datetime import timedelta
+from enum import StrEnum
+
+import pytest
+from dependency_injector import providers
+from worker_world import SECRET, WorkerWorld
+
+from adapters.memory import InMemoryRefreshTokenStore
+from application.execution import ExecutorSettings
+from application.registry import KindRegistry
+from domain import (
+    KindRegistryError,
+    TokenCleanup,
+    WorkContext,
+    WorkHandler,
+    WorkItemRetention,
+    WorkPayload,
+    WorkStatus,
+)
+from entrypoints.worker.container import provide
+from entrypoints.worker.handlers import TokenCleanupHandler
+from entrypoints.worker.run import ShutdownSignals, run_worker
+from entrypoints.worker.schema import SchemaNotMigratedError
+from entrypoints.worker.settings import WorkerSettings
+
+# Time never passes on the FakeClock, so a start-up that wrongly succeeds would run
+# the worker forever; this bound turns that into a failure instead of a hang.
+SAFETY_NET = 10.0
+
+
+class SlowKind(StrEnum):
+    SLOW = "slow"
+
+
+class Slow(WorkPayload):
+    kind = SlowKind.SLOW
+
+
+class SlowHandler(WorkHandler[Slow]):
+    """Reports that it started, then waits until cancelled."""
+
+    def __init__(self) -> None:
+        self.started = asyncio.Event()
+
+    async def handle(self, payload: Slow, ctx: WorkContext) -> None:
+        ctx.report_progress({"step": "started"})
+        self.started.set()
+        await asyncio.Event().wait()
+
+
+async def statuses(world: WorkerWorld) -> dict[str, WorkStatus]:
+    return {item.kind: item.status for item in world.state.snapshot()}
+
+
+async def test_settings_reach_the_services_they_tune(world: WorkerWorld) -> None:
+    settings = WorkerSettings(
+        worker_id="w-1",
+        heartbeat_interval=timedelta(seconds=1),
+        lease_duration=timedelta(seconds=30),
+        max_stalls=5,
+        max_error_length=100,
+        max_progress_bytes=2048,
+        token_cleanup_interval=timedelta(hours=6),
+        retention_interval=timedelta(hours=12),
+    )
+    container = world.container(settings)
+
+    executor = await provide(container.executor)
+    recovery = await provide(container.recovery)
+    scheduler = await provide(container.scheduler)
+
+    assert executor.worker_id == "w-1"
+    assert executor.settings == ExecutorSettings(
+        heartbeat_interval=1.0, lease_duration=30.0, max_error_length=100, max_progress_bytes=2048
+    )
+    assert recovery.max_stalls == 5
+    assert [(s.kind, s.interval, s.dedup_key) for s in scheduler.schedules] == [
+        ("token_cleanup", timedelta(hours=6), "periodic"),
+        ("work_item_retention", timedelta(hours=12), "periodic"),
+    ]
+
+
+async def test_the_registry_serves_every_production_kind(world: WorkerWorld) -> None:
+    registry = await provide(world.container().registry)
+
+    assert registry.kinds == {"token_cleanup", "work_item_retention"}
+    assert registry.payload_type("token_cleanup") is TokenCleanup
+    assert registry.payload_type("work_item_retention") is WorkItemRetention
+
+
+async def test_overridden_ports_keep_the_pool_and_the_database_closed(world: WorkerWorld) -> None:
+    container = world.container()
+
+    await provide(container.worker)
+
+    assert not container.pool.initialized
+    assert not container.database.initialized
+
+
+async def test_a_worker_on_in_memory_adapters_runs_both_periodic_kinds(
+    world: WorkerWorld,
+) -> None:
+    container = world.container()
+    running = asyncio.create_task(run_worker(container, stop_signals=()))
+    await world.clock.settle()
+
+    assert await statuses(world) == {
+        "token_cleanup": WorkStatus.SUCCEEDED,
+        "work_item_retention": WorkStatus.SUCCEEDED,
+    }
+    container.worker().stop()
+    await running
+
+
+async def test_a_missing_handler_stops_startup_with_the_registry_message(
+    world: WorkerWorld,
+) -> None:
+    container = world.container()
+    container.handlers.override(
+        providers.List(
+            providers.Object(
+                TokenCleanupHandler(InMemoryRefreshTokenStore(world.state), world.clock)
+            )
+        )
+    )
+
+    with pytest.raises(KindRegistryError, match="kind 'work_item_retention' has no handler"):
+        async with asyncio.timeout(SAFETY_NET):
+            await run_worker(container, stop_signals=())
+
+    assert world.state.items == {}
+
+
+async def test_startup_applies_pending_migrations(world: WorkerWorld) -> None:
+    world.schema.missing = ["0001_work_items"]
+    container = world.container()
+    running = asyncio.create_task(run_worker(container, stop_signals=()))
+    await world.clock.settle()
+
+    assert world.schema.missing == []
+    container.worker().stop()
+    await running
+
+
+async def test_without_migrating_an_unmigrated_database_stops_startup(world: WorkerWorld) -> None:
+    world.schema.missing = ["0001_work_items"]
+
+    with pytest.raises(SchemaNotMigratedError, match="run `workqueue migrate`"):
+        async with asyncio.timeout(SAFETY_NET):
+            await run_worker(world.container(), migrate=False, stop_signals=())
+
+    assert world.state.items == {}
+
+
+async def test_the_started_line_names_worker_kinds_and_database_without_its_password(
+    world: WorkerWorld, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO)
+    container = world.container(WorkerSettings(worker_id="w-9"))
+    running = asyncio.create_task(run_worker(container, stop_signals=()))
+    await world.clock.settle()
+    container.worker().stop()
+    await running
+
+    (started,) = [r for r in caplog.records if r.getMessage() == "worker started"]
+    assert started.__dict__["worker_id"] == "w-9"
+    assert started.__dict__["kinds"] == ["token_cleanup", "work_item_retention"]
+    assert started.__dict__["database"] == "postgresql://wq:***@db.example:5432/queue"
+    assert SECRET not in caplog.text
+
+
+async def test_stopping_the_worker_releases_the_running_item_without_a_stall(
+    world: WorkerWorld,
+) -> None:
+    slow = SlowHandler()
+    container = world.container()
+    container.registry.override(providers.Object(KindRegistry(SlowKind, [Slow], [slow])))
+    container.schedules.override(providers.Object([]))
+    item_id = (await world.queue.enqueue(Slow())).id
+    running = asyncio.create_task(run_worker(container, stop_signals=()))
+    await slow.started.wait()
+    await world.clock.advance(5)
+
+    container.worker().stop()
+    await running
+
+    item = await world.store.get(item_id)
+    assert item is not None
+    assert (item.status, item.stalls, item.attempt) == (WorkStatus.QUEUED, 0, 1)
+    assert item.progress == {"step": "started"}
+
+
+async def test_a_stop_signal_during_startup_abandons_the_startup(world: WorkerWorld) -> None:
+    startup = asyncio.create_task(asyncio.Event().wait())
+    signals = ShutdownSignals(startup)
+
+    signals.on_signal(signal.SIGTERM)
+    await asyncio.gather(startup, return_exceptions=True)
+
+    assert startup.cancelled()
+    assert signals.requested
+
+
+async def test_a_worker_attached_after_a_stop_signal_is_stopped_at_once(
+    world: WorkerWorld,
+) -> None:
+    worker = await provide(world.container().worker)
+    signals = ShutdownSignals(asyncio.create_task(asyncio.sleep(0)))
+    signals.on_signal(signal.SIGINT)
+
+    signals.attach(worker)
+
+    assert worker.stopping
+
+
+async def test_a_stop_signal_after_startup_stops_the_worker(world: WorkerWorld) -> None:
+    startup = asyncio.create_task(asyncio.sleep(0))
+    worker = await provide(world.container().worker)
+    signals = ShutdownSignals(startup)
+    signals.attach(worker)
+
+    signals.on_signal(signal.SIGTERM)
+    await startup
+
+    assert worker.stopping
+    assert not startup.cancelled()

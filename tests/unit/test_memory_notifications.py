@@ -1,0 +1,93 @@
+"""InMemoryWorkNotifications: an idle worker wakes when the in-memory queue creates its kind."""
+
+from __future__ import annotations
+
+import asyncio
+from enum import StrEnum
+
+from adapters.memory import InMemoryState, InMemoryWorkNotifications, InMemoryWorkQueue
+from adapters.testing import FakeClock
+from adapters.testing.contract import AlphaJob, BetaJob, ContractKind
+from domain import EnqueueRequest
+
+
+class Unrelated(StrEnum):
+    OTHER = "other"
+
+
+def fakes() -> tuple[InMemoryWorkQueue, InMemoryWorkNotifications]:
+    """A queue and notifications sharing one fresh state."""
+    state = InMemoryState()
+    return InMemoryWorkQueue(state, FakeClock()), InMemoryWorkNotifications(state)
+
+
+async def test_a_waiter_wakes_when_an_item_of_its_kind_is_enqueued() -> None:
+    queue, notifications = fakes()
+    waiter = asyncio.create_task(notifications.wait_for_work([ContractKind.ALPHA]))
+    await asyncio.sleep(0)
+
+    await queue.enqueue(AlphaJob())
+
+    await asyncio.wait_for(waiter, timeout=1)
+
+
+async def test_a_waiter_sleeps_through_other_kinds() -> None:
+    queue, notifications = fakes()
+    waiter = asyncio.create_task(notifications.wait_for_work(["contract_alpha", Unrelated.OTHER]))
+    await asyncio.sleep(0)
+
+    await queue.enqueue(BetaJob())
+    await asyncio.sleep(0)
+
+    assert not waiter.done()
+    waiter.cancel()
+
+
+async def test_an_absorbed_enqueue_wakes_nobody() -> None:
+    queue, notifications = fakes()
+    await queue.enqueue(AlphaJob(), dedup_key="daily")
+    waiter = asyncio.create_task(notifications.wait_for_work(["contract_alpha"]))
+    await asyncio.sleep(0)
+
+    result = await queue.enqueue(AlphaJob(), dedup_key="daily")
+    await asyncio.sleep(0)
+
+    assert result.absorbed
+    assert not waiter.done()
+    waiter.cancel()
+
+
+async def test_enqueues_before_the_wait_do_not_count() -> None:
+    queue, notifications = fakes()
+    await queue.enqueue(AlphaJob())
+
+    waiter = asyncio.create_task(notifications.wait_for_work(["contract_alpha"]))
+    await asyncio.sleep(0)
+
+    assert not waiter.done()
+    waiter.cancel()
+
+
+async def test_every_waiter_for_the_kind_wakes() -> None:
+    queue, notifications = fakes()
+    waiters = [
+        asyncio.create_task(notifications.wait_for_work(["contract_alpha"])) for _ in range(3)
+    ]
+    await asyncio.sleep(0)
+
+    await queue.enqueue_many([EnqueueRequest(AlphaJob()), EnqueueRequest(AlphaJob())])
+
+    await asyncio.wait_for(asyncio.gather(*waiters), timeout=1)
+
+
+async def test_a_waiter_on_another_state_is_not_woken() -> None:
+    queue, _ = fakes()
+    _, elsewhere = fakes()
+    waiter = asyncio.create_task(elsewhere.wait_for_work(["contract_alpha"]))
+    await asyncio.sleep(0)
+
+    await queue.enqueue(AlphaJob())
+    await asyncio.sleep(0)
+
+    assert not waiter.done()
+    waiter.cancel()
