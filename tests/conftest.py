@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import os
 import re
 import uuid
@@ -46,6 +47,7 @@ from collections.abc import AsyncIterator, Callable, Coroutine, Generator, Itera
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
 from typing import Any, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
@@ -133,22 +135,31 @@ def _docker_answers(reasons: list[str]) -> bool:
     except ImportError:
         reasons.append("docker-py is not installed")
         return False
-    # docker-py can leave a socket behind when no engine answers; the warning it
-    # raises at garbage collection would fail the run under filterwarnings=error.
+    # docker-py leaves a socket in a reference cycle when no engine answers. Left
+    # to the garbage collector, its ResourceWarning would surface in whichever
+    # later test the collection happens to run in, and fail it under
+    # filterwarnings=error: collect it here, while the warning is ignored.
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ResourceWarning)
         try:
-            client = docker.from_env(timeout=3)
-        except Exception as error:
-            reasons.append(f"no Docker engine ({type(error).__name__})")
-            return False
-        try:
-            client.ping()
-        except Exception as error:
-            reasons.append(f"the Docker engine does not answer ({type(error).__name__})")
-            return False
+            return _docker_pings(docker, reasons)
         finally:
-            client.close()
+            gc.collect()
+
+
+def _docker_pings(docker: ModuleType, reasons: list[str]) -> bool:
+    try:
+        client = docker.from_env(timeout=3)
+    except Exception as error:
+        reasons.append(f"no Docker engine ({type(error).__name__})")
+        return False
+    try:
+        client.ping()
+    except Exception as error:
+        reasons.append(f"the Docker engine does not answer ({type(error).__name__})")
+        return False
+    finally:
+        client.close()
     return True
 
 

@@ -1,8 +1,10 @@
 """The worker loop: recover, schedule, execute until nothing is claimable, then idle.
 
 Each cycle recovers expired leases, enqueues the periodic kinds that are due, and
-runs items one at a time until none is claimable. Then the worker idles for the
-poll interval, woken early by a work notification (where the store offers them)
+runs items one at a time until none is claimable, recovering expired leases again
+between items whenever a poll interval has passed: a worker that never runs dry
+must not leave a dead worker's item stuck until it does. Then the worker idles for
+the poll interval, woken early by a work notification (where the store offers them)
 or by :meth:`Worker.stop`. An unreachable store never ends the loop: the worker
 says so once, waits, and carries on when the store is back.
 """
@@ -12,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Collection
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from application.executor import WorkExecutor
@@ -65,6 +67,8 @@ class Worker:
         self._stop_event = asyncio.Event()
         self._running = False
         self._outage_since: datetime | None = None
+        # When a busy cycle next recovers expired leases between items.
+        self._next_recovery = clock.now()
 
     @property
     def stopping(self) -> bool:
@@ -104,17 +108,25 @@ class Worker:
     async def run_cycle(self) -> int:
         """One cycle: recover expired leases, schedule due kinds, run items until none is left.
 
-        Stops running items once :meth:`stop` is called. Returns how many items
-        were run (whatever their outcome).
+        Between items, expired leases are recovered again whenever a poll interval
+        has passed since the last pass. Stops running items once :meth:`stop` is
+        called. Returns how many items were run (whatever their outcome).
 
         :raises StoreUnavailableError: if the store cannot be reached.
         """
-        await self._recovery.run_once()
+        await self._recover()
         await self._scheduler.run_once()
         executed = 0
         while not self._stop_requested and await self._executor.run_next() is not None:
             executed += 1
+            if self._clock.now() >= self._next_recovery:
+                await self._recover()
         return executed
+
+    async def _recover(self) -> None:
+        """One lease-recovery pass; the next is due a poll interval from now."""
+        self._next_recovery = self._clock.now() + timedelta(seconds=self._poll_interval)
+        await self._recovery.run_once()
 
     def stop(self) -> None:
         """Stop claiming, cancel the running handler (its item is released) and end :meth:`run`.

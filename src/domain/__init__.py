@@ -19,6 +19,7 @@ from domain.kinds import WorkKind, kind_name
 from domain.maintenance import TokenCleanup, WorkItemRetention
 from domain.notifications import WorkNotifications
 from domain.payload import WorkPayload
+from domain.payload_check import checked_payload_json
 from domain.queue import EnqueueRequest, EnqueueResult, WorkQueue
 from domain.schedule import PERIODIC_DEDUP_KEY, WorkSchedule
 from domain.status import FINISHED_STATUSES, WorkStatus
@@ -55,5 +56,6 @@ __all__ = [
     "WorkStatus",
     "WorkStore",
     "check_dedup_key",
+    "checked_payload_json",
     "kind_name",
 ]

@@ -7,7 +7,6 @@ as the PostgreSQL adapters share a database.
 from __future__ import annotations
 
 from adapters.memory.notifications import InMemoryWorkNotifications
-from adapters.memory.payload_check import checked_payload_json
 from adapters.memory.queue import InMemoryWorkQueue
 from adapters.memory.state import InMemoryState, StoredRefreshToken
 from adapters.memory.store import InMemoryWorkStore, stalled_error, superseded_error
@@ -20,7 +19,6 @@ __all__ = [
     "InMemoryWorkQueue",
     "InMemoryWorkStore",
     "StoredRefreshToken",
-    "checked_payload_json",
     "stalled_error",
     "superseded_error",
 ]

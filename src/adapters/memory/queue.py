@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from adapters.memory.payload_check import checked_payload_json
 from adapters.memory.state import InMemoryState
 from domain import (
     Clock,
@@ -16,6 +15,7 @@ from domain import (
     WorkStatus,
     check_dedup_key,
 )
+from domain.payload_check import checked_payload_json
 
 __all__ = ["InMemoryWorkQueue"]
 

@@ -8,10 +8,10 @@ from dataclasses import dataclass
 
 import asyncpg
 
-from adapters.memory.payload_check import checked_payload_json
 from adapters.postgres.queue_sql import ENQUEUE
 from adapters.postgres.unavailable import connection_loss_as_unavailable
 from domain import Clock, EnqueueRequest, EnqueueResult, WorkPayload, check_dedup_key
+from domain.payload_check import checked_payload_json
 
 __all__ = ["PostgresWorkQueue"]
 

@@ -7,7 +7,8 @@ from typing import Any
 from pydantic import ValidationError
 from pydantic_core import PydanticSerializationError
 
-from domain import InvalidPayloadError, WorkPayload
+from domain.errors import InvalidPayloadError
+from domain.payload import WorkPayload
 
 __all__ = ["checked_payload_json"]
 
