@@ -239,3 +239,42 @@ async def test_the_system_clock_tells_aware_utc_wall_time() -> None:
     assert now.tzinfo is UTC
     assert before <= now <= datetime.now(UTC)
     await clock.sleep(0)
+
+
+async def test_an_advance_that_is_not_awaited_jumps_at_once_waking_the_due_sleepers() -> None:
+    clock = FakeClock()
+    woke_at: dict[str, float] = {}
+
+    async def sleeper(name: str, seconds: float) -> None:
+        await clock.sleep(seconds)
+        woke_at[name] = seconds_since_start(clock)
+
+    tasks = [asyncio.create_task(sleeper(name, s)) for name, s in (("a", 3), ("b", 1), ("c", 9))]
+    await clock.settle()
+
+    clock.advance(5)
+
+    assert seconds_since_start(clock) == 5
+    assert clock.sleepers == 1
+    await clock.settle()
+    assert woke_at == {"a": 5, "b": 5}
+    await clock.advance(4)
+    assert woke_at["c"] == 9
+    await asyncio.gather(*tasks)
+
+
+def test_an_advance_that_is_not_awaited_works_without_an_event_loop() -> None:
+    clock = FakeClock()
+
+    clock.advance(2.5)
+    clock.advance(0)
+
+    assert seconds_since_start(clock) == 2.5
+
+
+def test_an_advance_backwards_is_refused_at_the_call() -> None:
+    clock = FakeClock()
+
+    with pytest.raises(ValueError, match="back in time"):
+        clock.advance(-1)
+    assert seconds_since_start(clock) == 0

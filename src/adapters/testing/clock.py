@@ -32,10 +32,11 @@ from __future__ import annotations
 import asyncio
 import heapq
 import itertools
+from collections.abc import Generator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
-__all__ = ["DEFAULT_START", "MAX_SETTLE_YIELDS", "FakeClock"]
+__all__ = ["DEFAULT_START", "MAX_SETTLE_YIELDS", "Advance", "FakeClock"]
 
 DEFAULT_START = datetime(2026, 1, 1, tzinfo=UTC)
 """Where a FakeClock starts unless told otherwise."""
@@ -107,29 +108,48 @@ class FakeClock:
                 self._sleepers.remove(sleeper)
                 heapq.heapify(self._sleepers)
 
-    async def advance(self, seconds: float) -> None:
+    def advance(self, seconds: float) -> Advance:
         """Move time forward by ``seconds``, waking every sleeper that falls due.
 
-        First settles, so tasks that were just started get to park. Then, for each
-        due sleeper in deadline order (ties in the order they went to sleep), sets
-        ``now()`` to its deadline, wakes it, and settles before going on: a task
-        sleeping 2 s in a loop wakes at 2, 4, 6, 8 and 10 during one
-        ``advance(10)``, seeing each of those instants as ``now()``. Finally sets
-        ``now()`` to the start plus ``seconds``.
+        Awaited (``await clock.advance(10)``), it first settles, so tasks that were
+        just started get to park. Then, for each due sleeper in deadline order (ties
+        in the order they went to sleep), it sets ``now()`` to that deadline, wakes
+        the sleeper, and settles before going on: a task sleeping 2 s in a loop
+        wakes at 2, 4, 6, 8 and 10 during one ``advance(10)``, seeing each of those
+        instants as ``now()``. Finally ``now()`` is the start plus ``seconds``.
+
+        Called without ``await`` (``clock.advance(10)`` as a plain statement), the
+        jump is made at once and synchronously: the sleepers due by then are woken
+        in deadline order, each with ``now()`` at its deadline when it is woken,
+        and ``now()`` ends at the start plus ``seconds``. The woken tasks run at
+        the event loop's next turn and see the final time; a task that parks again
+        within the jump is not woken again. Await it when a task's steps between
+        deadlines matter.
 
         :raises ValueError: if ``seconds`` is negative (time never goes back).
         :raises RuntimeError: if a task never blocks (see :meth:`settle`).
         """
         if seconds < 0:
             raise ValueError(f"a FakeClock cannot go back in time ({seconds} s)")
-        target = self._now + timedelta(seconds=seconds)
+        return Advance(self, self._now + timedelta(seconds=seconds))
+
+    async def _advance_stepwise(self, target: datetime) -> None:
         await self.settle()
         while self._sleepers and self._sleepers[0].deadline <= target:
-            sleeper = heapq.heappop(self._sleepers)
-            self._now = sleeper.deadline
-            sleeper.wake.set_result(None)
+            self._wake_next()
             await self.settle()
-        self._now = target
+        self._now = max(self._now, target)
+
+    def _jump(self, target: datetime) -> None:
+        while self._sleepers and self._sleepers[0].deadline <= target:
+            self._wake_next()
+        self._now = max(self._now, target)
+
+    def _wake_next(self) -> None:
+        sleeper = heapq.heappop(self._sleepers)
+        self._now = sleeper.deadline
+        if not sleeper.wake.done():
+            sleeper.wake.set_result(None)
 
     async def settle(self) -> None:
         """Let every ready task run until each one blocks again.
@@ -156,3 +176,28 @@ class FakeClock:
             f"the event loop did not settle after {MAX_SETTLE_YIELDS} yields: "
             "a task keeps rescheduling itself without ever blocking"
         )
+
+
+class Advance:
+    """A pending :meth:`FakeClock.advance`: awaited, it steps; dropped, it jumps.
+
+    Awaiting it runs the stepwise advance. If it is never awaited, the jump is
+    made synchronously when the object is released, which CPython does at once
+    for ``clock.advance(n)`` written as a plain statement.
+    """
+
+    __slots__ = ("_clock", "_target", "_used")
+
+    def __init__(self, clock: FakeClock, target: datetime) -> None:
+        self._clock = clock
+        self._target = target
+        self._used = False
+
+    def __await__(self) -> Generator[object, None, None]:
+        self._used = True
+        return self._clock._advance_stepwise(self._target).__await__()
+
+    def __del__(self) -> None:
+        if not self._used:
+            self._used = True
+            self._clock._jump(self._target)
