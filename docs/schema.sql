@@ -2,7 +2,7 @@
 -- Generated from the catalog by adapters.postgres.schema; do not edit by hand:
 --   python -m adapters.postgres.schema --database-url URL --write docs/schema.sql
 -- tests/integration/test_schema_doc.py fails when this file is stale.
--- Migrations applied: 0001_work_items, 0002_refresh_tokens.
+-- Migrations applied: 0001_work_items, 0002_refresh_tokens, 0003_claim_in_fifo_order.
 
 CREATE TABLE refresh_tokens (
     id bigint NOT NULL GENERATED ALWAYS AS IDENTITY,
@@ -63,10 +63,12 @@ COMMENT ON COLUMN work_items.finished_at IS 'When the item reached succeeded or 
 COMMENT ON COLUMN work_items.worker_id IS 'The worker that claimed the latest attempt. Written by claim; read by the status view and by people.';
 COMMENT ON COLUMN work_items.progress IS 'The latest JSON progress snapshot of the handler; kept across attempts. Written by heartbeat, complete, fail and release; read by the executor on the next attempt and by the status view. Not indexed, so heartbeats stay HOT.';
 COMMENT ON COLUMN work_items.error IS 'Why the item failed: the handler''s error, a stall, or being superseded by a queued twin. Written by fail, release and lease recovery; read by the status view.';
-CREATE INDEX work_items_claim ON public.work_items USING btree (kind, id) WHERE (status = 'queued'::text);
-COMMENT ON INDEX work_items_claim IS 'Claim: the oldest queued item of the given kinds. Partial on queued, so finished rows cost nothing.';
+CREATE INDEX work_items_claim ON public.work_items USING btree (id) WHERE (status = 'queued'::text);
+COMMENT ON INDEX work_items_claim IS 'Claim: the queued ids in FIFO order, for any set of kinds. Partial on queued, so finished rows cost nothing.';
 CREATE INDEX work_items_newest_finished ON public.work_items USING btree (kind, finished_at) WHERE (status = ANY (ARRAY['succeeded'::text, 'failed'::text]));
 COMMENT ON INDEX work_items_newest_finished IS 'Due-ness: the newest finished item of a kind.';
+CREATE INDEX work_items_queued_by_kind ON public.work_items USING btree (kind, id) WHERE (status = 'queued'::text);
+COMMENT ON INDEX work_items_queued_by_kind IS 'Due-ness (is an item of a kind queued), and claims of a kind that is rare in the backlog.';
 CREATE UNIQUE INDEX work_items_queued_dedup_key ON public.work_items USING btree (kind, dedup_key) WHERE ((status = 'queued'::text) AND (dedup_key IS NOT NULL));
 COMMENT ON INDEX work_items_queued_dedup_key IS 'Dedup: no two queued items share kind and dedup key. Read by enqueue (ON CONFLICT), release and lease recovery.';
 CREATE INDEX work_items_retention ON public.work_items USING btree (finished_at) WHERE (status = ANY (ARRAY['succeeded'::text, 'failed'::text]));

@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
+from domain import spelled_out
+
 __all__ = [
     "DEFAULT_EXECUTOR_SETTINGS",
     "TRUNCATION_MARKER",
@@ -101,7 +103,12 @@ class ExecutionOutcome:
 
 
 def bound_error(text: str, limit: int) -> str:
-    """``text`` cut to at most ``limit`` characters, ending in :data:`TRUNCATION_MARKER` if cut."""
+    """``text`` as a store can hold it, cut to at most ``limit`` characters.
+
+    What no store can hold (a NUL character, a lone surrogate) is spelled out as an
+    escape first; a text that was cut ends in :data:`TRUNCATION_MARKER`.
+    """
+    text = spelled_out(text)
     if len(text) <= limit:
         return text
     if limit <= len(TRUNCATION_MARKER):

@@ -151,7 +151,7 @@ def describe_validation_error(error: ValidationError) -> str:
     An error about the payload as a whole (not a field) is labelled ``payload``.
     """
     parts = []
-    for detail in error.errors(include_url=False):
+    for detail in error.errors():
         location = ".".join(str(part) for part in detail["loc"]) or "payload"
         reason = " ".join(str(detail["msg"]).split())
         parts.append(f"{location}: {reason}")

@@ -1,10 +1,11 @@
 """The scheduler: periodic kinds are enqueued when the table says they are due.
 
-There is no timer and no leader. Every worker's scheduler asks the store, at every
-poll, whether each periodic kind is due (no item of it queued or running, and the
-newest finished one finished at least an interval ago), and enqueues the due ones
-with the schedule's dedup key. Two workers that find a kind due together produce
-one queued item: the second enqueue is absorbed. Overdue work runs at the first
+There is no timer and no leader. Every worker's scheduler asks the queue, at every
+poll, to enqueue each periodic kind with the schedule's dedup key if it is due (no
+item of it queued or running, and the newest finished one finished at least an
+interval ago). The due check and the insert are one atomic step of the queue, so
+workers that find a kind due together produce one item, even when another worker
+claims it between their checks (docs/adr/0005). Overdue work runs at the first
 poll after downtime.
 """
 
@@ -15,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
-from domain import WorkQueue, WorkQueueError, WorkSchedule, WorkStore
+from domain import WorkQueue, WorkQueueError, WorkSchedule
 
 __all__ = ["ScheduleOutcome", "ScheduleStatus", "WorkScheduler"]
 
@@ -30,9 +31,9 @@ class ScheduleStatus(StrEnum):
     ENQUEUED = "enqueued"
     """Due, and a new queued item was created."""
     ABSORBED = "absorbed"
-    """Due, but a queued item with the same dedup key already existed (another worker's)."""
+    """Due, but the queue reported a queued item with the same dedup key absorbing it."""
     ERROR = "error"
-    """The store or the queue raised; logged, and the next pass tries again."""
+    """The queue raised (the store unreachable, say); logged, and the next pass tries again."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,17 +53,14 @@ class ScheduleOutcome:
 class WorkScheduler:
     """Enqueues each due :class:`~domain.WorkSchedule`, one pass per :meth:`run_once`.
 
-    :param store: answers whether a kind is due.
-    :param queue: the only insert path; enqueues the due payloads.
+    :param queue: the only insert path; enqueues each payload if its kind is due.
     :param schedules: at most one per kind.
     :raises ValueError: if two schedules share a kind; the message names it.
     """
 
-    __slots__ = ("_queue", "_schedules", "_store")
+    __slots__ = ("_queue", "_schedules")
 
-    def __init__(
-        self, store: WorkStore, queue: WorkQueue, schedules: Sequence[WorkSchedule]
-    ) -> None:
+    def __init__(self, queue: WorkQueue, schedules: Sequence[WorkSchedule]) -> None:
         seen: set[str] = set()
         for schedule in schedules:
             if schedule.kind in seen:
@@ -70,7 +68,6 @@ class WorkScheduler:
                     f"two schedules for kind {schedule.kind!r}: a periodic kind has one schedule"
                 )
             seen.add(schedule.kind)
-        self._store = store
         self._queue = queue
         self._schedules = tuple(schedules)
 
@@ -90,12 +87,12 @@ class WorkScheduler:
     async def _schedule(self, schedule: WorkSchedule) -> ScheduleOutcome:
         kind = schedule.kind
         try:
-            if not await self._store.is_due(kind, schedule.interval):
-                return ScheduleOutcome(kind, ScheduleStatus.NOT_DUE)
-            result = await self._queue.enqueue(schedule.payload, dedup_key=schedule.dedup_key)
+            result = await self._queue.enqueue_if_due(schedule)
         except WorkQueueError as error:
             logger.warning("periodic %s not scheduled: %s", kind, error, extra={"kind": kind})
             return ScheduleOutcome(kind, ScheduleStatus.ERROR, error=str(error))
+        if result is None:
+            return ScheduleOutcome(kind, ScheduleStatus.NOT_DUE)
         extra = {"kind": kind, "item_id": result.id}
         if result.created:
             logger.info("periodic %s enqueued as item %d", kind, result.id, extra=extra)

@@ -5,8 +5,11 @@ runs items one at a time until none is claimable, recovering expired leases agai
 between items whenever a poll interval has passed: a worker that never runs dry
 must not leave a dead worker's item stuck until it does. Then the worker idles for
 the poll interval, woken early by a work notification (where the store offers them)
-or by :meth:`Worker.stop`. An unreachable store never ends the loop: the worker
-says so once, waits, and carries on when the store is back.
+or by :meth:`Worker.stop`. A notification that comes within a poll interval of
+the last recovery and scheduling pass goes straight to claiming: those passes are
+the poll's work, and a round trip each before the claim is latency the new item
+would wait for. An unreachable store never ends the loop: the worker says so
+once, waits, and carries on when the store is back.
 """
 
 from __future__ import annotations
@@ -91,16 +94,20 @@ class Worker:
             self._executor.worker_id,
             ", ".join(sorted(self._kinds)),
         )
+        notified = False
         try:
             while not self._stop_requested:
                 try:
-                    await self.run_cycle()
+                    if notified and self._clock.now() < self._next_recovery:
+                        await self._run_items()
+                    else:
+                        await self.run_cycle()
                 except StoreUnavailableError as error:
                     self._store_unavailable(error)
                     await self._idle(listen=False)
+                    notified = False
                     continue
-                self._store_reachable()
-                await self._idle(listen=True)
+                notified = await self._idle(listen=True)
         finally:
             self._running = False
             logger.info("worker %s stopped", self._executor.worker_id)
@@ -116,6 +123,13 @@ class Worker:
         """
         await self._recover()
         await self._scheduler.run_once()
+        return await self._run_items()
+
+    async def _run_items(self) -> int:
+        """Run items until none is claimable, recovering expired leases when a pass is due.
+
+        :raises StoreUnavailableError: if the store cannot be reached.
+        """
         executed = 0
         while not self._stop_requested and await self._executor.run_next() is not None:
             executed += 1
@@ -124,9 +138,14 @@ class Worker:
         return executed
 
     async def _recover(self) -> None:
-        """One lease-recovery pass; the next is due a poll interval from now."""
+        """One lease-recovery pass; the next is due a poll interval from now.
+
+        A pass that reaches the store ends an outage: a busy cycle may run long after
+        the store came back, and the next outage must be told apart from this one.
+        """
         self._next_recovery = self._clock.now() + timedelta(seconds=self._poll_interval)
         await self._recovery.run_once()
+        self._store_reachable()
 
     def stop(self) -> None:
         """Stop claiming, cancel the running handler (its item is released) and end :meth:`run`.
@@ -142,14 +161,14 @@ class Worker:
         self._stop_event.set()
         self._executor.stop()
 
-    async def _idle(self, *, listen: bool) -> None:
+    async def _idle(self, *, listen: bool) -> bool:
         """Wait the poll interval, or less if stopped or (when ``listen``) notified of work.
 
-        A notification wait that fails is dropped for this idle period; the poll
-        interval still bounds the wait.
+        Returns True when a notification ended the wait. A notification wait that
+        fails is dropped for this idle period; the poll interval still bounds the wait.
         """
         if self._stop_requested:
-            return
+            return False
         waits: list[asyncio.Task[Any]] = [
             asyncio.create_task(self._clock.sleep(self._poll_interval)),
             asyncio.create_task(self._stop_event.wait()),
@@ -160,10 +179,13 @@ class Worker:
             waits.append(notified)
         pending = set(waits)
         try:
-            while pending:
+            # Ends by a return: the poll interval's sleep always finishes.
+            while True:
                 done, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
-                if notified not in done or notified.cancelled() or notified.exception() is None:
-                    return
+                if notified not in done or notified.cancelled():
+                    return False
+                if notified.exception() is None:
+                    return True
                 logger.debug(
                     "waiting for work notifications failed: %s; polling instead",
                     notified.exception(),

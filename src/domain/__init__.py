@@ -23,6 +23,7 @@ from domain.payload_check import checked_payload_json
 from domain.queue import EnqueueRequest, EnqueueResult, WorkQueue
 from domain.schedule import PERIODIC_DEDUP_KEY, WorkSchedule
 from domain.status import FINISHED_STATUSES, WorkStatus
+from domain.storable import spelled_out, unstorable_character
 from domain.store import RecoveryResult, WorkStore
 from domain.tokens import RefreshTokenStore
 
@@ -58,4 +59,6 @@ __all__ = [
     "check_dedup_key",
     "checked_payload_json",
     "kind_name",
+    "spelled_out",
+    "unstorable_character",
 ]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from domain.errors import InvalidDedupKeyError
+from domain.storable import unstorable_character
 
 __all__ = ["MAX_DEDUP_KEY_LENGTH", "check_dedup_key"]
 
@@ -13,8 +14,8 @@ def check_dedup_key(dedup_key: str | None) -> str | None:
     """Return ``dedup_key`` unchanged if it is usable.
 
     :raises InvalidDedupKeyError: if it is not a string, is empty or blank, is longer
-        than :data:`MAX_DEDUP_KEY_LENGTH` characters, or contains a NUL character
-        (which PostgreSQL text cannot hold).
+        than :data:`MAX_DEDUP_KEY_LENGTH` characters, or contains a NUL character or
+        a lone surrogate (which PostgreSQL text cannot hold).
     """
     if dedup_key is None:
         return None
@@ -26,6 +27,7 @@ def check_dedup_key(dedup_key: str | None) -> str | None:
         raise InvalidDedupKeyError(
             f"dedup key is {len(dedup_key)} characters long; the limit is {MAX_DEDUP_KEY_LENGTH}"
         )
-    if "\x00" in dedup_key:
-        raise InvalidDedupKeyError("dedup key must not contain a NUL character")
+    character = unstorable_character(dedup_key)
+    if character is not None:
+        raise InvalidDedupKeyError(f"dedup key must not contain {character}")
     return dedup_key

@@ -58,7 +58,8 @@ class WorkHandler(ABC, Generic[P]):
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        for base in getattr(cls, "__orig_bases__", ()):
+        # Only the class's own bases: a subclass of a concrete handler inherits payload_type.
+        for base in vars(cls).get("__orig_bases__", ()):
             if get_origin(base) is WorkHandler:
                 (argument,) = get_args(base)
                 if isinstance(argument, type) and issubclass(argument, WorkPayload):

@@ -9,6 +9,7 @@ from pydantic_core import PydanticSerializationError
 
 from domain.errors import InvalidPayloadError
 from domain.payload import WorkPayload
+from domain.storable import unstorable_character
 
 __all__ = ["checked_payload_json"]
 
@@ -21,7 +22,8 @@ def checked_payload_json(payload: WorkPayload) -> dict[str, Any]:
     model's JSON.
 
     :raises InvalidPayloadError: naming the kind and the offending field, if the
-        payload cannot be dumped as JSON or does not validate against its model.
+        payload cannot be dumped as JSON, does not validate against its model, or
+        holds text no store can hold (a NUL character, a lone surrogate).
     """
     kind = payload.kind_name()
     try:
@@ -38,4 +40,34 @@ def checked_payload_json(payload: WorkPayload) -> dict[str, Any]:
             for problem in error.errors()
         )
         raise InvalidPayloadError(kind, detail) from error
-    return validated.to_json()
+    stored = validated.to_json()
+    # The payload as given, too: dumping to JSON silently rewrites a dict key that
+    # holds a lone surrogate, so only the original still shows it.
+    problem = _unstorable_text(payload.model_dump(warnings=False), ()) or _unstorable_text(
+        stored, ()
+    )
+    if problem is not None:
+        raise InvalidPayloadError(kind, problem)
+    return stored
+
+
+def _unstorable_text(value: object, path: tuple[object, ...]) -> str | None:
+    """``"<field path>: why"`` for the first text in ``value`` no store can hold, else None."""
+    where = ".".join(str(part) for part in path) or "<payload>"
+    if isinstance(value, str):
+        character = unstorable_character(value)
+        return None if character is None else f"{where}: text holds {character}"
+    if isinstance(value, dict):
+        for key, item in value.items():
+            character = unstorable_character(key)
+            if character is not None:
+                return f"{where}: a key holds {character}"
+            problem = _unstorable_text(item, (*path, key))
+            if problem is not None:
+                return problem
+    if isinstance(value, list | tuple | set | frozenset):
+        for index, item in enumerate(value):
+            problem = _unstorable_text(item, (*path, index))
+            if problem is not None:
+                return problem
+    return None

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from domain.payload import WorkPayload
+from domain.schedule import WorkSchedule
 
 __all__ = ["EnqueueRequest", "EnqueueResult", "WorkQueue"]
 
@@ -58,5 +59,23 @@ class WorkQueue(Protocol):
         Requests of one batch with the same kind and dedup key coalesce: later ones
         are absorbed by the first. Every request is checked before anything is
         written, so a bad one leaves the whole batch unwritten.
+        """
+        ...
+
+    async def enqueue_if_due(self, schedule: WorkSchedule) -> EnqueueResult | None:
+        """Atomically enqueue ``schedule``'s payload with its dedup key, if its kind is due.
+
+        Due as in DESIGN.md semantics 7: no item of the kind is queued or running,
+        and its newest finished item finished at least ``schedule.interval`` ago, or
+        none exists. The due check and the insert are one atomic step against
+        concurrent schedulers *and* concurrent claimers: a kind found due is never
+        enqueued a second time because the first item was claimed before this
+        insert landed (see docs/adr/0005).
+
+        :returns: what the enqueue did (a due kind has no queued item to absorb it,
+            so the item is new), or None when the kind is not due; nothing is
+            written then.
+        :raises InvalidPayloadError: if the payload does not validate against its model.
+        :raises StoreUnavailableError: if the store cannot be reached.
         """
         ...

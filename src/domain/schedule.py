@@ -17,9 +17,9 @@ PERIODIC_DEDUP_KEY = "periodic"
 class WorkSchedule:
     """A periodic kind: the payload to enqueue and how often.
 
-    There is no timer: every worker's scheduler asks the store whether the kind is
-    due (from the table) and enqueues it with ``dedup_key``, so workers that find it
-    due together produce one queued item.
+    There is no timer: every worker's scheduler asks the queue to enqueue the payload
+    with ``dedup_key`` if the kind is due (from the table), in one atomic step, so
+    workers that find it due together produce one item.
     """
 
     payload: WorkPayload

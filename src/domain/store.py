@@ -115,10 +115,13 @@ class WorkStore(Protocol):
         *,
         statuses: Collection[WorkStatus] | None = None,
         kinds: Collection[str] | None = None,
-        limit: int = 100,
-        newest_first: bool = False,
+        limit: int = ...,
+        newest_first: bool = ...,
     ) -> list[WorkItem]:
-        """Items filtered by status and kind, by id (oldest first unless newest_first)."""
+        """Items filtered by status and kind, by id (oldest first unless newest_first).
+
+        Every store defaults to at most 100 items, oldest first.
+        """
         ...
 
     async def count_by_kind_and_status(self) -> dict[tuple[str, WorkStatus], int]:

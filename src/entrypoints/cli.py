@@ -128,7 +128,7 @@ def main(
         args = build_parser().parse_args(argv)
     except SystemExit as exit_:
         # argparse has printed usage (or help); keep its status, 2 or 0.
-        return exit_.code if isinstance(exit_.code, int) else ExitStatus.USAGE
+        return ExitStatus(int(exit_.code or 0))
 
     overrides = {"log_format": args.log_format} if getattr(args, "log_format", None) else {}
     try:

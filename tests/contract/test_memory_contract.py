@@ -15,6 +15,7 @@ from adapters.testing import FakeClock
 from adapters.testing.contract import (
     Backdoor,
     ContractFixtures,
+    QueueFactory,
     StoreFactory,
     WorkQueueContractSuite,
 )
@@ -50,6 +51,13 @@ class MemoryFixtures(ContractFixtures):
             return InMemoryWorkStore(state, clock)
 
         return another_store
+
+    @pytest.fixture
+    def queue_factory(self, state: InMemoryState, clock: FakeClock) -> QueueFactory:
+        async def another_queue() -> WorkQueue:
+            return InMemoryWorkQueue(state, clock)
+
+        return another_queue
 
     @pytest.fixture
     def backdoor(self, state: InMemoryState, clock: FakeClock) -> Backdoor:

@@ -23,6 +23,7 @@ from adapters.postgres import (
 from adapters.testing import FakeClock
 from adapters.testing.contract import (
     ContractFixtures,
+    QueueFactory,
     StoreFactory,
     StoreSubject,
     WorkQueueContractSuite,
@@ -64,6 +65,22 @@ class PostgresFixtures(ContractFixtures):
             return PostgresWorkStore(pool, clock)
 
         yield another_store
+        for pool in pools:
+            await close_pool(pool)
+
+    @pytest_asyncio.fixture
+    async def queue_factory(
+        self, database_url: str, clock: FakeClock
+    ) -> AsyncIterator[QueueFactory]:
+        # Like store_factory: small pools of their own, one per extra queue.
+        pools: list[asyncpg.Pool] = []
+
+        async def another_queue() -> WorkQueue:
+            pool = await create_pool(database_url, min_size=1, max_size=2)
+            pools.append(pool)
+            return PostgresWorkQueue(pool, clock)
+
+        yield another_queue
         for pool in pools:
             await close_pool(pool)
 

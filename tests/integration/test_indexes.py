@@ -19,6 +19,7 @@ HEARTBEAT_COLUMNS = ("heartbeat_at", "lease_expires_at", "progress")
 FINISHED_ROWS = 1_000_000
 LEASE = timedelta(seconds=60)
 STORE_SQL = load_statements("store.sql")
+QUEUE_SQL = load_statements("queue.sql")
 
 
 async def columns_each_index_reads(url: str) -> dict[str, set[str]]:
@@ -120,8 +121,13 @@ def crowded_database_url(
     return url
 
 
-async def explain(url: str, statement: str, *arguments: Any) -> dict[str, Any]:
-    """The executed plan of ``statement``, run inside a transaction that is rolled back."""
+async def explain(
+    url: str, statement: str, *arguments: Any, queued_kind: str = ContractKind.ALPHA.value
+) -> dict[str, Any]:
+    """The executed plan of ``statement``, run inside a transaction that is rolled back.
+
+    One queued item of ``queued_kind`` is inserted first, so a claim finds something.
+    """
     connection = await asyncpg.connect(url)
     try:
         transaction = connection.transaction()
@@ -130,7 +136,7 @@ async def explain(url: str, statement: str, *arguments: Any) -> dict[str, Any]:
             await connection.execute(
                 "INSERT INTO work_items (kind, payload, status, enqueued_at) "
                 "VALUES ($1, '{}', 'queued', $2)",
-                ContractKind.ALPHA.value,
+                queued_kind,
                 FakeClock().now(),
             )
             text = await connection.fetchval(
@@ -197,6 +203,41 @@ async def test_due_ness_reads_the_newest_finished_item_from_an_index(
 
     assert not any(node_type == "Seq Scan" for node_type, _ in scans(plan))
     assert pages_touched(plan) < 100
+
+
+async def test_a_due_periodic_enqueue_reads_each_due_index_and_few_pages(
+    crowded_database_url: str,
+) -> None:
+    # Nothing of alpha queued or running, and its million finished items are old:
+    # every check runs (none short-circuits), and the item is inserted.
+    now = FakeClock().now()
+    plan = await explain(
+        crowded_database_url,
+        QUEUE_SQL["enqueue_if_due"],
+        ContractKind.ALPHA.value,
+        '{"number": 1}',
+        "periodic",
+        now,
+        now - timedelta(days=1),
+        queued_kind=ContractKind.BETA.value,
+    )
+
+    # One index probe per check: queued, running, and finished recently.
+    assert len(scans(plan)) == 3
+    assert all(node_type.startswith("Index") for node_type, _ in scans(plan))
+    assert {"work_items_running", "work_items_newest_finished"} <= {
+        index for _, index in scans(plan)
+    }
+    assert plan["Actual Rows"] == 1
+    assert pages_touched(plan) < 100
+
+
+async def test_the_periodic_lock_reads_no_table(crowded_database_url: str) -> None:
+    plan = await explain(
+        crowded_database_url, QUEUE_SQL["lock_periodic_kind"], ContractKind.ALPHA.value
+    )
+
+    assert scans(plan) == []
 
 
 async def test_a_purge_batch_reads_the_oldest_finished_items_from_an_index(

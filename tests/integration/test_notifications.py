@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
+from datetime import timedelta
 
 import asyncpg
 import pytest
@@ -12,6 +13,7 @@ import pytest_asyncio
 from adapters.postgres import PostgresWorkNotifications, PostgresWorkQueue
 from adapters.testing import FakeClock
 from adapters.testing.contract.kinds import AlphaJob, BetaJob, ContractKind
+from domain import WorkSchedule
 
 LISTENER_NAME = "workqueue-test-listener"
 # Real time: these wait on a real server. Long enough for a loaded machine, and
@@ -19,6 +21,7 @@ LISTENER_NAME = "workqueue-test-listener"
 PATIENCE = 10.0
 # How long a listener is given to show it was NOT woken.
 QUIET = 0.5
+HOURLY_ALPHA = WorkSchedule(payload=AlphaJob(number=1), interval=timedelta(hours=1))
 
 
 @pytest_asyncio.fixture
@@ -72,12 +75,43 @@ async def test_an_enqueue_of_another_kind_leaves_the_listener_waiting(
 async def test_an_absorbed_enqueue_wakes_nobody(
     notifications: PostgresWorkNotifications, queue: PostgresWorkQueue
 ) -> None:
+    set_up = await start_waiting(notifications, ContractKind.ALPHA)
     await queue.enqueue(AlphaJob(number=1), dedup_key="once")
+    # The first enqueue's own notification is heard first, so it cannot arrive late
+    # and pass for one sent by the absorbed enqueue.
+    await asyncio.wait_for(set_up, PATIENCE)
     waiting = await start_waiting(notifications, ContractKind.ALPHA)
 
     result = await queue.enqueue(AlphaJob(number=2), dedup_key="once")
 
     assert result.absorbed
+    with pytest.raises(TimeoutError):
+        await asyncio.wait_for(asyncio.shield(waiting), QUIET)
+    waiting.cancel()
+
+
+async def test_a_periodic_kind_enqueued_because_it_is_due_wakes_a_listener(
+    notifications: PostgresWorkNotifications, queue: PostgresWorkQueue
+) -> None:
+    waiting = await start_waiting(notifications, ContractKind.ALPHA)
+
+    assert await queue.enqueue_if_due(HOURLY_ALPHA) is not None
+
+    await asyncio.wait_for(waiting, PATIENCE)
+
+
+async def test_a_periodic_kind_that_is_not_due_wakes_nobody(
+    notifications: PostgresWorkNotifications, queue: PostgresWorkQueue
+) -> None:
+    set_up = await start_waiting(notifications, ContractKind.ALPHA)
+    await queue.enqueue(AlphaJob(number=1))
+    # The set-up enqueue's own notification is heard first, so it cannot arrive
+    # late and pass for one sent by enqueue_if_due.
+    await asyncio.wait_for(set_up, PATIENCE)
+    waiting = await start_waiting(notifications, ContractKind.ALPHA)
+
+    assert await queue.enqueue_if_due(HOURLY_ALPHA) is None
+
     with pytest.raises(TimeoutError):
         await asyncio.wait_for(asyncio.shield(waiting), QUIET)
     waiting.cancel()

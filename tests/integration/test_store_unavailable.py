@@ -19,7 +19,7 @@ from adapters.postgres import (
 )
 from adapters.testing import FakeClock
 from adapters.testing.contract.kinds import AlphaJob, ContractKind
-from domain import EnqueueRequest, Lease, StoreUnavailableError
+from domain import EnqueueRequest, Lease, StoreUnavailableError, WorkSchedule
 from integration.severable_link import SeverableLink
 
 LEASE = Lease(item_id=1, attempt=1)
@@ -37,6 +37,7 @@ class Adapters:
 CALLS: dict[str, Callable[[Adapters], Awaitable[object]]] = {
     "enqueue": lambda a: a.queue.enqueue(AlphaJob(number=1)),
     "enqueue_many": lambda a: a.queue.enqueue_many([EnqueueRequest(AlphaJob(number=1))]),
+    "enqueue_if_due": lambda a: a.queue.enqueue_if_due(WorkSchedule(AlphaJob(number=1), MINUTE)),
     "claim": lambda a: a.store.claim([ContractKind.ALPHA], worker_id="w", lease_duration=MINUTE),
     "heartbeat": lambda a: a.store.heartbeat(LEASE, progress=None, lease_duration=MINUTE),
     "complete": lambda a: a.store.complete(LEASE, progress=None),

@@ -20,6 +20,7 @@ from domain import (
     InvalidPayloadError,
     Lease,
     StoreUnavailableError,
+    WorkSchedule,
     WorkStatus,
 )
 
@@ -59,6 +60,7 @@ async def test_an_unavailable_state_fails_every_call_and_changes_nothing(
     calls = [
         queue.enqueue(AlphaJob()),
         queue.enqueue_many([EnqueueRequest(AlphaJob())]),
+        queue.enqueue_if_due(WorkSchedule(payload=AlphaJob(), interval=LEASE)),
         store.claim(["contract_alpha"], worker_id="w", lease_duration=LEASE),
         store.heartbeat(claimed.lease, progress=None, lease_duration=LEASE),
         store.complete(claimed.lease, progress=None),

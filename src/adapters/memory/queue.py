@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from adapters.memory.due import kind_is_due
 from adapters.memory.state import InMemoryState
 from domain import (
     Clock,
@@ -12,6 +13,7 @@ from domain import (
     EnqueueResult,
     WorkItem,
     WorkPayload,
+    WorkSchedule,
     WorkStatus,
     check_dedup_key,
 )
@@ -56,6 +58,23 @@ class InMemoryWorkQueue:
         self._state.check_available()
         checked = [self._check(request) for request in requests]
         return [self._insert_or_absorb(*entry) for entry in checked]
+
+    async def enqueue_if_due(self, schedule: WorkSchedule) -> EnqueueResult | None:
+        """Enqueue ``schedule``'s payload with its dedup key if its kind is due, else return None.
+
+        Atomic as a transaction is: nothing is awaited between the due check and
+        the insert, so no other coroutine can enqueue or claim in between.
+
+        :raises InvalidPayloadError: if the payload does not validate against its model.
+        :raises StoreUnavailableError: if the state is marked unavailable.
+        """
+        self._state.check_available()
+        kind, payload_json, dedup_key = self._check(
+            EnqueueRequest(schedule.payload, schedule.dedup_key)
+        )
+        if not kind_is_due(self._state.items.values(), kind, schedule.interval, self._clock.now()):
+            return None
+        return self._insert_or_absorb(kind, payload_json, dedup_key)
 
     @staticmethod
     def _check(request: EnqueueRequest) -> tuple[str, dict[str, Any], str | None]:

@@ -44,6 +44,7 @@ from datetime import datetime, timedelta
 
 from pydantic import JsonValue
 
+from adapters.memory.due import kind_is_due
 from adapters.memory.state import InMemoryState
 from domain import (
     FINISHED_STATUSES,
@@ -206,16 +207,7 @@ class InMemoryWorkStore:
         :raises StoreUnavailableError: if the state is marked unavailable.
         """
         self._state.check_available()
-        name = kind_name(kind)
-        finished: list[datetime] = []
-        for item in self._state.items.values():
-            if item.kind != name:
-                continue
-            if not item.status.is_finished:
-                return False
-            if item.finished_at is not None:
-                finished.append(item.finished_at)
-        return not finished or self._clock.now() - max(finished) >= interval
+        return kind_is_due(self._state.items.values(), kind_name(kind), interval, self._clock.now())
 
     async def purge_finished(self, *, finished_before: datetime, limit: int) -> int:
         """Delete at most ``limit`` finished items whose ``finished_at`` is before the cutoff.

@@ -51,6 +51,14 @@ async def create_pool(
     and lists as parameters and get them back from rows, with no ``json.dumps``
     at every call site.
 
+    A connection goes back to the pool without asyncpg's reset query (``RESET ALL;
+    UNLISTEN *; CLOSE ALL; SELECT pg_advisory_unlock_all()``): the adapter leaves
+    no session state behind (no ``SET``, no session advisory lock, no ``LISTEN`` on
+    a pool connection, no cursor outside a transaction), so that query would only
+    be a second round trip after every statement, doubling the claim path's
+    round trips. asyncpg still rolls back a transaction left open. Code that
+    borrows these connections must leave no session state either.
+
     :param command_timeout: seconds a statement may take before asyncpg gives up on
         it (the stores then raise :class:`~domain.StoreUnavailableError`).
     :raises OSError: or an ``asyncpg`` error, if the first connections cannot be made.
@@ -61,9 +69,14 @@ async def create_pool(
         max_size=max_size,
         command_timeout=command_timeout,
         init=register_json_codecs,
+        reset=_leave_session_as_it_is,
         **connect_kwargs,
     )
     return pool
+
+
+async def _leave_session_as_it_is(connection: asyncpg.Connection) -> None:
+    """The pool's reset: nothing to undo (see :func:`create_pool`), so no round trip."""
 
 
 async def close_pool(pool: asyncpg.Pool, *, grace: float = 10.0) -> None:

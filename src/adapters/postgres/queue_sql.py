@@ -1,6 +1,6 @@
-"""The statement that creates work items, for :class:`PostgresWorkQueue` alone.
+"""The statements that create work items, for :class:`PostgresWorkQueue` alone.
 
-The WorkQueue is the only insert path (DESIGN.md). The statement lives in
+The WorkQueue is the only insert path (DESIGN.md). The statements live in
 ``sql/queue.sql``, which no other module loads, and this module is imported
 only by ``adapters.postgres.queue``: the import-linter contract
 ``only-the-queue-loads-the-insert`` reports any other importer, and
@@ -11,7 +11,18 @@ from __future__ import annotations
 
 from adapters.postgres.sql import load_statements
 
-__all__ = ["ENQUEUE"]
+__all__ = ["ENQUEUE", "ENQUEUE_IF_DUE", "ENQUEUE_ONE", "LOCK_PERIODIC_KIND"]
 
-ENQUEUE = load_statements("queue.sql")["enqueue"]
+_STATEMENTS = load_statements("queue.sql")
+
+ENQUEUE = _STATEMENTS["enqueue"]
 """Enqueue a batch in one round trip; see the comments in ``sql/queue.sql``."""
+
+ENQUEUE_ONE = _STATEMENTS["enqueue_one"]
+"""Enqueue one request: the batch statement's work without its batch machinery."""
+
+LOCK_PERIODIC_KIND = _STATEMENTS["lock_periodic_kind"]
+"""Serialize the schedulers of one periodic kind until the transaction ends."""
+
+ENQUEUE_IF_DUE = _STATEMENTS["enqueue_if_due"]
+"""Insert a periodic kind's item if due; a statement of its own after LOCK_PERIODIC_KIND."""

@@ -17,7 +17,7 @@ from __future__ import annotations
 import inspect
 import logging
 from datetime import timedelta
-from typing import TypeVar, cast
+from typing import TypeVar
 
 from dependency_injector import containers, providers
 
@@ -129,7 +129,7 @@ class WorkerContainer(containers.DeclarativeContainer):
         worker_id=config.worker_id,
         settings=executor_settings,
     )
-    scheduler = providers.Singleton(WorkScheduler, work_store, work_queue, schedules)
+    scheduler = providers.Singleton(WorkScheduler, work_queue, schedules)
     recovery = providers.Singleton(LeaseRecovery, work_store, max_stalls=config.max_stalls)
     worker = providers.Singleton(
         Worker,
@@ -159,7 +159,8 @@ async def provide(provider: providers.Provider[T]) -> T:
     """
     provided = provider()
     if inspect.isawaitable(provided):
-        return cast(T, await provided)
+        awaited: T = await provided
+        return awaited
     return provided
 
 

@@ -23,17 +23,27 @@ def parse_duration(value: object) -> object:
     ``WORKQUEUE_LEASE_DURATION=60``. Anything else (a timedelta, an ISO 8601
     duration such as ``P30D``) is returned unchanged for pydantic to judge, so a
     value that is no duration at all is reported by pydantic, not swallowed here.
+
+    :raises ValueError: if the number is too large for a timedelta.
     """
     if isinstance(value, bool):
         return value
     if isinstance(value, int | float):
-        return timedelta(seconds=value)
+        return _seconds(value)
     if isinstance(value, str):
         match = _NUMBER_WITH_UNIT.match(value)
         if match:
             number, unit = match.groups()
-            return timedelta(seconds=float(number) * _UNIT_SECONDS[(unit or "s").lower()])
+            return _seconds(float(number) * _UNIT_SECONDS[(unit or "s").lower()])
     return value
+
+
+def _seconds(seconds: float) -> timedelta:
+    try:
+        return timedelta(seconds=seconds)
+    except OverflowError:
+        # Raised as ValueError so that pydantic reports it, naming the setting.
+        raise ValueError("is too long a duration") from None
 
 
 def seconds_text(duration: timedelta) -> str:

@@ -168,9 +168,9 @@ def prune_stale_handles(data_dir: Path) -> list[int]:
         handles.write_text(json.dumps(live))
     postmaster = data_dir / _POSTMASTER_PID
     if postmaster.exists():
-        first_line = postmaster.read_text().splitlines()[:1]
-        names_a_pid = first_line and first_line[0].strip().isdigit()
-        if names_a_pid and not _process_is_postgres(int(first_line[0])):
+        # Its first line is the server's pid.
+        first_line = postmaster.read_text().partition("\n")[0].strip()
+        if first_line.isdigit() and not _process_is_postgres(int(first_line)):
             postmaster.unlink()
     return pruned
 

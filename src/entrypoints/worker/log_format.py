@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import logging
 import re
-import sys
 from datetime import UTC, datetime
 from typing import Literal, TextIO
 
@@ -62,8 +61,7 @@ def _timestamp(record: logging.LogRecord) -> str:
 def _text_value(value: object) -> str:
     if isinstance(value, str) and value and not any(c.isspace() or c in '"=' for c in value):
         return value
-    if isinstance(value, str | int | float | bool) or value is None:
-        return json.dumps(value)
+    # Quoted text, a number, or compact JSON: still one token of the line.
     return json.dumps(value, default=str, separators=(",", ":"))
 
 
@@ -111,7 +109,8 @@ def configure_logging(
     Replaces the handler an earlier call installed, so calling it twice does not
     double lines; handlers installed by others (a test harness) stay.
     """
-    handler = _EventLineHandler(stream if stream is not None else sys.stderr)
+    # A StreamHandler given no stream writes to stderr.
+    handler = _EventLineHandler(stream)
     formatter = JsonLineFormatter() if log_format == "json" else TextLineFormatter()
     handler.setFormatter(formatter)
     root = logging.getLogger()

@@ -22,6 +22,7 @@ from pydantic import Field, SecretStr, ValidationError, ValidationInfo, field_va
 from pydantic_core import ErrorDetails
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from domain import unstorable_character
 from entrypoints.worker.durations import Duration, seconds_text
 
 __all__ = [
@@ -83,9 +84,18 @@ def default_embedded_data_dir() -> Path:
     return Path(state_home) / "workqueue" / "pgdata"
 
 
+# Every duration is added to or taken from now; a century is far beyond any sensible
+# setting and far from the end of the calendar.
+_LONGEST_DURATION = timedelta(days=36500)
+# Counts reach PostgreSQL as integer parameters (the stall limit, batch sizes).
+_LARGEST_COUNT = 2**31 - 1
+
+
 def _positive_duration(value: timedelta) -> timedelta:
     if value <= timedelta(0):
         raise ValueError("must be a positive duration")
+    if value > _LONGEST_DURATION:
+        raise ValueError(f"must be at most {_LONGEST_DURATION.days} days")
     return value
 
 
@@ -202,6 +212,8 @@ class WorkerSettings(BaseSettings):
     def _at_least_one(cls, value: int) -> int:
         if value < 1:
             raise ValueError("must be at least 1")
+        if value > _LARGEST_COUNT:
+            raise ValueError(f"must be at most {_LARGEST_COUNT}")
         return value
 
     @field_validator("pool_max_size")
@@ -210,6 +222,8 @@ class WorkerSettings(BaseSettings):
         minimum = info.data.get("pool_min_size")
         if minimum is not None and value < minimum:
             raise ValueError(f"must be at least {env_name('pool_min_size')} ({minimum})")
+        if value > _LARGEST_COUNT:
+            raise ValueError(f"must be at most {_LARGEST_COUNT}")
         return value
 
     @field_validator("log_level")
@@ -225,6 +239,10 @@ class WorkerSettings(BaseSettings):
     def _worker_id_is_not_blank(cls, value: str) -> str:
         if not value.strip():
             raise ValueError("must not be blank")
+        # Every claim writes it to the database, which cannot store such text.
+        character = unstorable_character(value)
+        if character is not None:
+            raise ValueError(f"must be UTF-8 text (it holds {character})")
         return value
 
 

@@ -192,7 +192,7 @@ class Bench:
     ) -> Worker:
         return Worker(
             executor=self.executor() if executor is None else executor,
-            scheduler=WorkScheduler(self.store, self.queue, list(schedules)),
+            scheduler=WorkScheduler(self.queue, list(schedules)),
             recovery=LeaseRecovery(self.store),
             clock=self.clock,
             poll_interval=poll_interval,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Iterator
 
 import pytest
@@ -28,6 +29,24 @@ def _logging_restored() -> Iterator[None]:
         if handler not in handlers:
             root.removeHandler(handler)
     root.setLevel(level)
+
+
+class ProcessExitRefused(Exception):
+    """Raised instead of ending the test process when code under test calls os._exit."""
+
+    def __init__(self, status: int) -> None:
+        super().__init__(f"os._exit({status}) called")
+        self.status = status
+
+
+@pytest.fixture(autouse=True)
+def _no_process_exit(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A forced exit (a second stop signal) must fail a test, not end the test run."""
+
+    def refuse(status: int) -> None:
+        raise ProcessExitRefused(status)
+
+    monkeypatch.setattr(os, "_exit", refuse)
 
 
 @pytest.fixture

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import sys
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -28,6 +28,17 @@ def dead_pid() -> int:
         check=True,
     )
     return int(process.stdout)
+
+
+@pytest.fixture
+def live_pid() -> Iterator[int]:
+    """A live process of the test's own: probing it must not disturb the test runner."""
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        yield child.pid
+    finally:
+        child.kill()
+        child.wait()
 
 
 def open_dir(path: Path) -> Path:
@@ -122,8 +133,8 @@ def test_directories_not_created_yet_are_not_counted_as_loosened(tmp_path: Path)
     assert not {existing, existing / "b", existing / "b" / "c"} & set(loosened)
 
 
-def test_pids_of_dead_users_are_pruned_and_live_ones_kept(tmp_path: Path) -> None:
-    dead, live = dead_pid(), os.getppid()
+def test_pids_of_dead_users_are_pruned_and_live_ones_kept(tmp_path: Path, live_pid: int) -> None:
+    dead, live = dead_pid(), live_pid
     (tmp_path / ".handle_pids.json").write_text(json.dumps([dead, live]))
 
     pruned = prune_stale_handles(tmp_path)
@@ -132,9 +143,11 @@ def test_pids_of_dead_users_are_pruned_and_live_ones_kept(tmp_path: Path) -> Non
     assert json.loads((tmp_path / ".handle_pids.json").read_text()) == [live]
 
 
-def test_a_postmaster_pid_of_a_process_that_is_not_postgres_is_removed(tmp_path: Path) -> None:
+def test_a_postmaster_pid_of_a_process_that_is_not_postgres_is_removed(
+    tmp_path: Path, live_pid: int
+) -> None:
     postmaster = tmp_path / "postmaster.pid"
-    postmaster.write_text(f"{os.getpid()}\n{tmp_path}\n")
+    postmaster.write_text(f"{live_pid}\n{tmp_path}\n")
 
     prune_stale_handles(tmp_path)
 

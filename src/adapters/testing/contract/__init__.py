@@ -22,9 +22,10 @@ from adapters.testing.contract.claim import ClaimContract
 from adapters.testing.contract.dedup_on_return import DedupOnReturnContract
 from adapters.testing.contract.due import DueContract
 from adapters.testing.contract.enqueue import EnqueueContract
+from adapters.testing.contract.enqueue_if_due import EnqueueIfDueContract
 from adapters.testing.contract.fencing import FencingContract
 from adapters.testing.contract.finish import FinishContract
-from adapters.testing.contract.fixtures import ContractFixtures, StoreFactory
+from adapters.testing.contract.fixtures import ContractFixtures, QueueFactory, StoreFactory
 from adapters.testing.contract.heartbeat import HeartbeatContract
 from adapters.testing.contract.kinds import AlphaJob, BetaJob, ContractKind, GammaJob
 from adapters.testing.contract.listing import ListingContract
@@ -55,12 +56,14 @@ __all__ = [
     "DedupOnReturnContract",
     "DueContract",
     "EnqueueContract",
+    "EnqueueIfDueContract",
     "FencingContract",
     "FinishContract",
     "GammaJob",
     "HeartbeatContract",
     "ListingContract",
     "PurgeContract",
+    "QueueFactory",
     "QueueModel",
     "RecoveryContract",
     "RefreshTokenContract",

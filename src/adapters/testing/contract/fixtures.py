@@ -10,10 +10,13 @@ from adapters.testing.clock import FakeClock
 from adapters.testing.contract.backdoor import Backdoor
 from domain import RefreshTokenStore, WorkQueue, WorkStore
 
-__all__ = ["ContractFixtures", "StoreFactory"]
+__all__ = ["ContractFixtures", "QueueFactory", "StoreFactory"]
 
 StoreFactory = Callable[[], Awaitable[WorkStore]]
 """Makes one more WorkStore on the same data, with connections of its own."""
+
+QueueFactory = Callable[[], Awaitable[WorkQueue]]
+"""Makes one more WorkQueue on the same data, with connections of its own."""
 
 
 def _missing(name: str) -> NotImplementedError:
@@ -69,6 +72,15 @@ class ContractFixtures:
         The fixture cleans up what its stores opened when the test ends.
         """
         raise _missing("store_factory")
+
+    @pytest.fixture
+    def queue_factory(self) -> QueueFactory:
+        """Makes extra WorkQueues on the same data, each with its own connection(s).
+
+        Like ``store_factory``: the fixture cleans up what its queues opened when
+        the test ends.
+        """
+        raise _missing("queue_factory")
 
     @pytest.fixture
     def backdoor(self) -> Backdoor:

@@ -7,6 +7,7 @@ from adapters.testing.contract.claim import ClaimContract
 from adapters.testing.contract.dedup_on_return import DedupOnReturnContract
 from adapters.testing.contract.due import DueContract
 from adapters.testing.contract.enqueue import EnqueueContract
+from adapters.testing.contract.enqueue_if_due import EnqueueIfDueContract
 from adapters.testing.contract.fencing import FencingContract
 from adapters.testing.contract.finish import FinishContract
 from adapters.testing.contract.heartbeat import HeartbeatContract
@@ -30,6 +31,7 @@ class WorkQueueContractSuite(
     RecoveryContract,
     DedupOnReturnContract,
     DueContract,
+    EnqueueIfDueContract,
     PurgeContract,
     RefreshTokenContract,
     ListingContract,

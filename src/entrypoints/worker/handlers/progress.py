@@ -16,6 +16,7 @@ def deleted_so_far(ctx: WorkContext) -> int:
     snapshot = ctx.progress
     if isinstance(snapshot, dict):
         deleted = snapshot.get("deleted")
-        if isinstance(deleted, int) and not isinstance(deleted, bool) and deleted >= 0:
-            return deleted
+        if isinstance(deleted, int) and not isinstance(deleted, bool):
+            # A negative count is nonsense; start again from none rather than trust it.
+            return max(deleted, 0)
     return 0

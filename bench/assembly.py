@@ -1,0 +1,80 @@
+"""The real worker path, put together the way the container does, on the benchmark's kinds.
+
+Each benchmark worker gets its own pool, store and executor, and a
+:class:`~application.Worker` loop around them: the same objects production runs,
+minus the periodic maintenance schedules (the benchmark enqueues its own work).
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import asyncpg
+
+from adapters.clock import SystemClock
+from adapters.postgres import PostgresWorkNotifications, PostgresWorkQueue, PostgresWorkStore
+from application import (
+    DEFAULT_EXECUTOR_SETTINGS,
+    DEFAULT_POLL_INTERVAL,
+    ExecutorSettings,
+    KindRegistry,
+    LeaseRecovery,
+    Worker,
+    WorkExecutor,
+    WorkScheduler,
+)
+from bench.kinds import BenchKind, BusyHandler, BusyJob, NoopHandler, NoopJob
+from domain import Clock
+from entrypoints.worker.log_format import configure_logging
+
+__all__ = ["bench_registry", "build_worker", "configure_bench_logging"]
+
+
+def bench_registry(
+    *, noop: NoopHandler | None = None, clock: Clock | None = None
+) -> KindRegistry[BenchKind]:
+    """The registry of :class:`BenchKind`: a no-op handler and a busy one."""
+    return KindRegistry(
+        BenchKind,
+        [NoopJob, BusyJob],
+        [noop or NoopHandler(), BusyHandler(clock or SystemClock())],
+    )
+
+
+def build_worker(
+    pool: asyncpg.Pool,
+    registry: KindRegistry[BenchKind],
+    *,
+    worker_id: str,
+    clock: Clock | None = None,
+    settings: ExecutorSettings = DEFAULT_EXECUTOR_SETTINGS,
+    notifications: PostgresWorkNotifications | None = None,
+    poll_interval: float = DEFAULT_POLL_INTERVAL,
+) -> Worker:
+    """A :class:`~application.Worker` over its own store on ``pool``, as the container wires one."""
+    clock = clock or SystemClock()
+    store = PostgresWorkStore(pool, clock)
+    executor = WorkExecutor(store, registry, clock, worker_id=worker_id, settings=settings)
+    return Worker(
+        executor=executor,
+        scheduler=WorkScheduler(PostgresWorkQueue(pool, clock), []),
+        recovery=LeaseRecovery(store),
+        clock=clock,
+        poll_interval=poll_interval,
+        notifications=notifications,
+        kinds=registry.kinds,
+    )
+
+
+def configure_bench_logging(level: str, path: Path) -> None:
+    """Log as a deployed worker does (its text formatter, ``level``), appending to ``path``.
+
+    Every line is formatted and written as it would be to a worker's stderr, so
+    per-item logging costs what it costs in production.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    # Line-buffered append: one write per line, as a handler on stderr makes.
+    stream = path.open("a", buffering=1, encoding="utf-8")
+    configure_logging("text", level, stream=stream)
+    logging.captureWarnings(True)

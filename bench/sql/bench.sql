@@ -1,0 +1,43 @@
+-- The benchmark's own statements: setup and measurement, never the queue's work.
+-- Seeding inserts finished rows directly, which only the WorkQueue may do in src/;
+-- here it is table setup, as a restored backup would be.
+
+-- name: seed_finished
+-- $1 how many rows, $2 the finished_at of the first (each next one 1 ms later).
+-- Rows look like items that ran and succeeded, so they sit in the finished
+-- indexes (due-ness, retention) exactly as real history would.
+INSERT INTO work_items (kind, payload, status, attempt, stalls, enqueued_at, started_at,
+                        heartbeat_at, finished_at, worker_id)
+SELECT 'bench_noop', '{}'::jsonb, 'succeeded', 1, 0, t, t, t, t, 'bench-seed'
+FROM (SELECT $2::timestamptz + g * interval '1 millisecond' AS t
+      FROM generate_series(1, $1::integer) AS g) AS stamps;
+
+-- name: unfinished
+-- How many items are still queued or running; two partial indexes answer it.
+SELECT count(*) FROM work_items WHERE status IN ('queued', 'running');
+
+-- name: last_finished_at
+SELECT max(finished_at) FROM work_items WHERE status IN ('succeeded', 'failed');
+
+-- name: finished_count
+SELECT count(*) FROM work_items WHERE status IN ('succeeded', 'failed');
+
+-- name: table_updates
+-- The cumulative update counters of work_items: every update, and the HOT ones.
+SELECT n_tup_upd, n_tup_hot_upd FROM pg_stat_user_tables WHERE relname = 'work_items';
+
+-- name: vacuum_analyze
+VACUUM ANALYZE work_items;
+
+-- name: checkpoint
+CHECKPOINT;
+
+-- name: server_settings
+SELECT version() AS version,
+       current_setting('fsync') AS fsync,
+       current_setting('synchronous_commit') AS synchronous_commit,
+       current_setting('shared_buffers') AS shared_buffers;
+
+-- name: clear_statistics_snapshot
+-- Statistics read in a session are cached until cleared; read them afresh.
+SELECT pg_stat_clear_snapshot();

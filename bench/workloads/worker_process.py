@@ -1,0 +1,125 @@
+"""A benchmark worker in a process of its own, started and stopped by the coordinator.
+
+Python runs one thread at a time, so C workers in one process would share one
+core's worth of Python; the drain at C=4 runs four of these processes instead,
+as four deployed workers would. Each builds its own pool, store, executor,
+LISTEN connection and :class:`~application.Worker` (see :mod:`bench.assembly`),
+says it is ready, waits for the go, runs until told to stop, and exits.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import multiprocessing
+from dataclasses import dataclass
+from multiprocessing.connection import Connection
+from multiprocessing.context import SpawnContext, SpawnProcess
+from multiprocessing.synchronize import Event
+from pathlib import Path
+
+from adapters.postgres import PostgresWorkNotifications, close_pool, create_pool
+from bench.assembly import bench_registry, build_worker, configure_bench_logging
+from bench.kinds import NoopHandler, NoopJob
+
+__all__ = ["WorkerProcess", "WorkerProcessSpec", "spawn_context"]
+
+_READY_TIMEOUT = 60.0
+
+
+@dataclass(frozen=True, slots=True)
+class WorkerProcessSpec:
+    """What a worker process needs; plain values, since it crosses a process boundary.
+
+    :param report_starts: send ``(seq, start_ns)`` through the pipe as each no-op
+        handler starts (the latency workload's measurement).
+    """
+
+    dsn: str
+    worker_id: str
+    log_level: str
+    log_path: str
+    report_starts: bool = False
+
+
+def spawn_context() -> SpawnContext:
+    """Fresh interpreters: forking a process that runs an event loop is not safe."""
+    return multiprocessing.get_context("spawn")
+
+
+class WorkerProcess:
+    """The coordinator's handle on one worker process."""
+
+    def __init__(self, context: SpawnContext, spec: WorkerProcessSpec) -> None:
+        self.spec = spec
+        self._ready = context.Event()
+        self._go = context.Event()
+        self._stop = context.Event()
+        self.starts, child_end = context.Pipe(duplex=False)
+        self._process: SpawnProcess = context.Process(
+            target=_main,
+            args=(spec, self._ready, self._go, self._stop, child_end),
+            name=spec.worker_id,
+            daemon=True,
+        )
+
+    def start(self) -> None:
+        self._process.start()
+
+    async def ready(self) -> None:
+        """Wait until the worker is built and listening.
+
+        :raises RuntimeError: if it is not ready within a minute, or died.
+        """
+        if not await asyncio.to_thread(self._ready.wait, _READY_TIMEOUT):
+            raise RuntimeError(f"{self.spec.worker_id} was not ready within {_READY_TIMEOUT} s")
+
+    def go(self) -> None:
+        self._go.set()
+
+    async def stop(self) -> None:
+        """Stop the worker (its loop ends as after SIGTERM) and wait for the process to exit.
+
+        :raises RuntimeError: if the process exited with an error.
+        """
+        self._stop.set()
+        self._go.set()
+        await asyncio.to_thread(self._process.join, _READY_TIMEOUT)
+        if self._process.exitcode != 0:
+            raise RuntimeError(f"{self.spec.worker_id} exited with {self._process.exitcode}")
+
+
+def _main(
+    spec: WorkerProcessSpec, ready: Event, go: Event, stop: Event, starts: Connection
+) -> None:
+    configure_bench_logging(spec.log_level, Path(spec.log_path))
+    asyncio.run(_run(spec, ready, go, stop, starts))
+
+
+async def _run(
+    spec: WorkerProcessSpec, ready: Event, go: Event, stop: Event, starts: Connection
+) -> None:
+    def report_start(payload: NoopJob, start_ns: int) -> None:
+        starts.send((payload.seq, start_ns))
+
+    noop = NoopHandler(report_start if spec.report_starts else None)
+    pool = await create_pool(spec.dsn, min_size=1, max_size=4)
+    try:
+        async with PostgresWorkNotifications(spec.dsn) as notifications:
+            await notifications.listening()
+            worker = build_worker(
+                pool,
+                bench_registry(noop=noop),
+                worker_id=spec.worker_id,
+                notifications=notifications,
+            )
+            ready.set()
+            await asyncio.to_thread(go.wait)
+            if stop.is_set():
+                return
+            running = asyncio.create_task(worker.run())
+            await asyncio.to_thread(stop.wait)
+            worker.stop()
+            await running
+    finally:
+        await close_pool(pool)
+        starts.close()

@@ -1,0 +1,177 @@
+"""Bad enqueues on PostgreSQL: a typed error before anything is written.
+
+The properties of tests/unit/bad_input/test_bad_input_enqueue.py, on the real
+queue, plus the same mistakes typed at ``workqueue enqueue``. What the queue
+wrote is read back with SQL of this module's own, not through the adapter.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import json
+import logging
+import os
+from collections.abc import Iterator
+from unittest import mock
+
+import asyncpg
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from adapters.postgres import PostgresWorkQueue
+from adapters.testing import FakeClock
+from domain import MAX_DEDUP_KEY_LENGTH, EnqueueRequest, InvalidDedupKeyError, InvalidPayloadError
+from entrypoints.cli import main
+from unit.bad_input.bad_payloads import (
+    UNUSABLE_DEDUP_KEYS,
+    USABLE_DEDUP_KEYS,
+    Parcel,
+    mistyped_parcels,
+    parcels_with_unstorable_text,
+    valid_parcels,
+)
+
+# Each example is a round trip to the server; the fixture's pool serves them all.
+ON_POSTGRES = settings(
+    max_examples=60,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
+
+_ROWS = "SELECT count(*) FROM work_items"
+_ROW = "SELECT kind, payload::text AS payload, dedup_key FROM work_items WHERE id = $1"
+
+
+async def rows(pool: asyncpg.Pool) -> int:
+    count: int = await pool.fetchval(_ROWS)
+    return count
+
+
+@ON_POSTGRES
+@given(bad=mistyped_parcels())
+async def test_a_payload_that_fails_its_model_is_refused_naming_kind_and_field(
+    migrated_pool: asyncpg.Pool, bad: tuple[Parcel, str]
+) -> None:
+    parcel, field = bad
+
+    with pytest.raises(InvalidPayloadError) as raised:
+        await PostgresWorkQueue(migrated_pool, FakeClock()).enqueue(parcel)
+
+    assert raised.value.kind == "bad_input_parcel"
+    assert field in raised.value.detail
+    assert await rows(migrated_pool) == 0
+
+
+@ON_POSTGRES
+@given(bad=parcels_with_unstorable_text())
+async def test_text_postgresql_cannot_hold_is_refused_naming_the_field(
+    migrated_pool: asyncpg.Pool, bad: tuple[Parcel, str]
+) -> None:
+    parcel, field = bad
+
+    with pytest.raises(InvalidPayloadError) as raised:
+        await PostgresWorkQueue(migrated_pool, FakeClock()).enqueue(parcel)
+
+    assert field in raised.value.detail
+    assert await rows(migrated_pool) == 0
+
+
+@ON_POSTGRES
+@given(key=UNUSABLE_DEDUP_KEYS)
+async def test_an_unusable_dedup_key_is_refused_before_anything_is_written(
+    migrated_pool: asyncpg.Pool, key: str
+) -> None:
+    with pytest.raises(InvalidDedupKeyError):
+        await PostgresWorkQueue(migrated_pool, FakeClock()).enqueue(Parcel(), dedup_key=key)
+
+    assert await rows(migrated_pool) == 0
+
+
+@ON_POSTGRES
+@given(good=st.lists(valid_parcels(), min_size=1, max_size=4), bad=mistyped_parcels())
+async def test_one_bad_request_leaves_its_whole_batch_unwritten(
+    migrated_pool: asyncpg.Pool, good: list[Parcel], bad: tuple[Parcel, str]
+) -> None:
+    requests = [EnqueueRequest(parcel) for parcel in good]
+
+    with pytest.raises(InvalidPayloadError):
+        await PostgresWorkQueue(migrated_pool, FakeClock()).enqueue_many(
+            [*requests, EnqueueRequest(bad[0])]
+        )
+
+    assert await rows(migrated_pool) == 0
+
+
+@ON_POSTGRES
+@given(parcel=valid_parcels(), key=USABLE_DEDUP_KEYS)
+async def test_a_valid_payload_and_key_are_stored_as_validated_and_read_back_whole(
+    migrated_pool: asyncpg.Pool, parcel: Parcel, key: str
+) -> None:
+    result = await PostgresWorkQueue(migrated_pool, FakeClock()).enqueue(parcel, dedup_key=key)
+
+    row = await migrated_pool.fetchrow(_ROW, result.id)
+    await migrated_pool.execute("DELETE FROM work_items")
+    assert (row["kind"], row["dedup_key"]) == ("bad_input_parcel", key)
+    # Compared through the model: jsonb keeps numbers as exact decimals, so a large
+    # float may read back as an int that converts to that same float.
+    assert Parcel.model_validate(json.loads(row["payload"])) == parcel
+
+
+@pytest.fixture
+def clean_environment(database_url: str) -> Iterator[str]:
+    """The CLI's environment pointing at ``database_url``; the root logger put back after."""
+    kept = {k: v for k, v in os.environ.items() if not k.startswith("WORKQUEUE_")}
+    root = logging.getLogger()
+    handlers, level = root.handlers[:], root.level
+    with mock.patch.dict(os.environ, {**kept, "WORKQUEUE_DATABASE_URL": database_url}, clear=True):
+        yield database_url
+    for handler in root.handlers[:]:
+        if handler not in handlers:
+            root.removeHandler(handler)
+    root.setLevel(level)
+
+
+async def count_rows(url: str) -> int:
+    connection = await asyncpg.connect(url)
+    try:
+        count: int = await connection.fetchval(_ROWS)
+    finally:
+        await connection.close()
+    return count
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["invoice_run"], "unknown kind 'invoice_run' (known kinds: token_cleanup,"),
+        (
+            ["work_item_retention", "--payload", '{"retention_days": "soon"}'],
+            "invalid payload for kind 'work_item_retention': retention_days:",
+        ),
+        (
+            ["work_item_retention", "--payload", '{"retention_days": 1, "extra": 2}'],
+            "invalid payload for kind 'work_item_retention': extra: Extra inputs",
+        ),
+        (["token_cleanup", "--payload", "[1, 2]"], "invalid payload for kind 'token_cleanup'"),
+        (["token_cleanup", "--dedup-key", ""], "dedup key must not be empty or blank"),
+        (
+            ["token_cleanup", "--dedup-key", "k" * (MAX_DEDUP_KEY_LENGTH + 1)],
+            f"the limit is {MAX_DEDUP_KEY_LENGTH}",
+        ),
+    ],
+)
+def test_bad_input_at_the_command_line_is_one_line_exit_two_and_nothing_written(
+    clean_environment: str, argv: list[str], message: str
+) -> None:
+    out, err = io.StringIO(), io.StringIO()
+
+    status = main(["enqueue", *argv], out=out, err=err)
+
+    assert status == 2
+    assert out.getvalue() == ""
+    assert err.getvalue().startswith("workqueue: ")
+    assert message in err.getvalue()
+    assert err.getvalue().count("\n") == 1
+    assert asyncio.run(count_rows(clean_environment)) == 0

@@ -1,0 +1,212 @@
+"""A worker's life at its edges: real stop signals, a forced exit, and what start-up logs."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import signal
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import pytest
+from dependency_injector import providers
+from worker_world import DATABASE_URL, WorkerWorld
+
+from entrypoints.worker.container import provide
+from entrypoints.worker.database import DatabaseTarget
+from entrypoints.worker.run import ShutdownSignals, run_worker
+
+SAFETY_NET = 10.0
+RUN_LOG = "workqueue.cli.worker"
+# A signal whose default action would end the test run, so the test ignores it
+# itself unless run_worker's handler is in place.
+STOP = signal.SIGUSR1
+
+
+def run_lines(caplog: pytest.LogCaptureFixture) -> list[tuple[str, str]]:
+    return [(r.levelname, r.getMessage()) for r in caplog.records if r.name == RUN_LOG]
+
+
+@pytest.fixture
+def info_log(caplog: pytest.LogCaptureFixture) -> pytest.LogCaptureFixture:
+    caplog.set_level(logging.INFO)
+    return caplog
+
+
+@pytest.fixture
+def stop_signal_ignored() -> Iterator[None]:
+    previous = signal.signal(STOP, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(STOP, previous)
+
+
+class BlockingSchema:
+    """A schema whose migration waits until the test lets it go on."""
+
+    def __init__(self) -> None:
+        self.entered = asyncio.Event()
+        self.go_on = asyncio.Event()
+
+    async def apply_pending(self) -> list[str]:
+        self.entered.set()
+        await self.go_on.wait()
+        return []
+
+    async def check_current(self) -> None:
+        return None
+
+
+class ClosableDatabase:
+    """A database resource that records whether it was closed."""
+
+    def __init__(self, target: DatabaseTarget) -> None:
+        self.target = target
+        self.closed = False
+
+    async def open(self) -> AsyncIterator[DatabaseTarget]:
+        try:
+            yield self.target
+        finally:
+            self.closed = True
+
+
+class TestStopSignals:
+    async def test_a_stop_signal_during_startup_ends_the_run_quietly_and_closes_resources(
+        self, world: WorkerWorld, info_log: pytest.LogCaptureFixture, stop_signal_ignored: None
+    ) -> None:
+        schema = BlockingSchema()
+        database = ClosableDatabase(world.database)
+        container = world.container()
+        container.schema.override(providers.Object(schema))
+        container.database.override(providers.Resource(database.open))
+        running = asyncio.create_task(run_worker(container, stop_signals=(STOP,)))
+        async with asyncio.timeout(SAFETY_NET):
+            await schema.entered.wait()
+
+        os.kill(os.getpid(), STOP)
+        async with asyncio.timeout(SAFETY_NET):
+            await running
+
+        assert run_lines(info_log)[-2:] == [
+            ("INFO", "SIGUSR1 received: stopping gracefully (send it again to force)"),
+            ("INFO", "stopped during start-up"),
+        ]
+        assert database.closed
+        assert world.state.items == {}
+        assert asyncio.get_running_loop().remove_signal_handler(STOP) is False
+
+    async def test_a_stop_signal_after_startup_stops_the_worker_and_the_run_says_so(
+        self, world: WorkerWorld, info_log: pytest.LogCaptureFixture, stop_signal_ignored: None
+    ) -> None:
+        database = ClosableDatabase(world.database)
+        container = world.container()
+        container.database.override(providers.Resource(database.open))
+        running = asyncio.create_task(run_worker(container, stop_signals=(STOP,)))
+        await world.clock.settle()
+        assert not running.done()
+
+        os.kill(os.getpid(), STOP)
+        async with asyncio.timeout(SAFETY_NET):
+            await running
+
+        assert run_lines(info_log)[-2:] == [
+            ("INFO", "SIGUSR1 received: stopping gracefully (send it again to force)"),
+            ("INFO", "worker shut down"),
+        ]
+        signalled = [r for r in info_log.records if "received" in r.getMessage()]
+        assert [getattr(r, "signal", None) for r in signalled] == ["SIGUSR1"]
+        assert database.closed
+        assert not any(r.levelno >= logging.WARNING for r in info_log.records)
+
+    async def test_an_interruption_without_a_stop_signal_is_not_swallowed(
+        self, world: WorkerWorld
+    ) -> None:
+        schema = BlockingSchema()
+        container = world.container()
+        container.schema.override(providers.Object(schema))
+        running = asyncio.create_task(run_worker(container, stop_signals=()))
+        async with asyncio.timeout(SAFETY_NET):
+            await schema.entered.wait()
+
+        running.cancel()
+
+        with pytest.raises(asyncio.CancelledError):
+            await running
+
+    async def test_a_second_signal_exits_at_once_with_128_plus_the_signal(
+        self, world: WorkerWorld, caplog: pytest.LogCaptureFixture
+    ) -> None:
+        worker = await provide(world.container().worker)
+        signals = ShutdownSignals(asyncio.create_task(asyncio.sleep(0)))
+        signals.attach(worker)
+        signals.on_signal(signal.SIGTERM)
+        assert signals.received == 1
+
+        with pytest.raises(Exception, match=r"^os\._exit\(143\) called$"):
+            signals.on_signal(signal.SIGTERM)
+
+        last = [r for r in caplog.records if r.name == RUN_LOG][-1]
+        assert (last.levelname, last.getMessage()) == (
+            "WARNING",
+            "second SIGTERM: exiting at once without releasing",
+        )
+        assert getattr(last, "signal", None) == "SIGTERM"
+
+    async def test_a_fresh_run_has_received_no_signal(self) -> None:
+        signals = ShutdownSignals(asyncio.create_task(asyncio.sleep(0)))
+
+        assert (signals.received, signals.requested) == (0, False)
+        signals.on_signal(signal.SIGINT)
+        assert (signals.received, signals.requested) == (1, True)
+
+    async def test_run_worker_outside_a_task_is_refused(
+        self, world: WorkerWorld, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        monkeypatch.setattr(asyncio, "current_task", lambda: None)
+
+        with pytest.raises(RuntimeError) as refused:
+            await run_worker(world.container(), stop_signals=())
+
+        assert str(refused.value) == "run_worker must run inside an asyncio task"
+
+
+class TestStartupLines:
+    async def test_an_embedded_database_and_the_migrations_applied_are_logged(
+        self, world: WorkerWorld, info_log: pytest.LogCaptureFixture
+    ) -> None:
+        world.database = DatabaseTarget(dsn=DATABASE_URL, embedded_data_dir=Path("/srv/pgdata"))
+        world.schema.missing = ["0001_work_items", "0002_refresh_tokens"]
+        container = world.container()
+        running = asyncio.create_task(run_worker(container, stop_signals=()))
+        await world.clock.settle()
+        container.worker().stop()
+        async with asyncio.timeout(SAFETY_NET):
+            await running
+
+        lines = run_lines(info_log)
+        assert lines[:3] == [
+            ("INFO", "embedded PostgreSQL ready with its data in /srv/pgdata"),
+            ("INFO", "applied migrations 0001_work_items, 0002_refresh_tokens"),
+            ("INFO", "worker started"),
+        ]
+        ready, applied, started = [r for r in info_log.records if r.name == RUN_LOG][:3]
+        assert getattr(ready, "embedded_data_dir", None) == "/srv/pgdata"
+        assert getattr(applied, "migrations", None) == ["0001_work_items", "0002_refresh_tokens"]
+        assert getattr(started, "embedded_data_dir", None) == "/srv/pgdata"
+
+    async def test_a_database_from_a_url_logs_no_data_directory(
+        self, world: WorkerWorld, info_log: pytest.LogCaptureFixture
+    ) -> None:
+        container = world.container()
+        running = asyncio.create_task(run_worker(container, stop_signals=()))
+        await world.clock.settle()
+        container.worker().stop()
+        async with asyncio.timeout(SAFETY_NET):
+            await running
+
+        records = [r for r in info_log.records if r.name == RUN_LOG]
+        assert [r.getMessage() for r in records] == ["worker started", "worker shut down"]
+        assert not hasattr(records[0], "embedded_data_dir")

@@ -1,0 +1,241 @@
+"""``workqueue status`` as an operator and a script read it, character for character."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from adapters.memory import InMemoryState, InMemoryWorkQueue, InMemoryWorkStore
+from adapters.testing import FakeClock
+from domain import TokenCleanup, WorkItem, WorkItemRetention, WorkStatus
+from entrypoints.status_report import StatusReport, gather_status, render_json, render_text
+
+LEASE = timedelta(seconds=60)
+KINDS = ["token_cleanup", "work_item_retention"]
+DATABASE = "postgresql://wq:***@db/queue"
+T0 = datetime(2026, 1, 1, tzinfo=UTC)
+
+
+class Queue:
+    def __init__(self) -> None:
+        self.state, self.clock = InMemoryState(), FakeClock()
+        self.queue = InMemoryWorkQueue(self.state, self.clock)
+        self.store = InMemoryWorkStore(self.state, self.clock)
+
+    async def fail_one(self, error: str) -> None:
+        await self.queue.enqueue(TokenCleanup())
+        claimed = await self.store.claim(["token_cleanup"], worker_id="w-old", lease_duration=LEASE)
+        assert claimed is not None
+        await self.store.fail(claimed.lease, error=error, progress=None)
+
+    async def report(self, **limits: int) -> StatusReport:
+        return await gather_status(self.store, self.clock, kinds=KINDS, database=DATABASE, **limits)
+
+
+@pytest.fixture
+async def busy() -> Queue:
+    """One failed, one running (heartbeat 1.56 s ago, progress reported) and one queued item."""
+    world = Queue()
+    await world.clock.advance(1)
+    await world.fail_one("RuntimeError: disk full\nTraceback...")
+    await world.queue.enqueue(WorkItemRetention())
+    claimed = await world.store.claim(
+        ["work_item_retention"], worker_id="w-1", lease_duration=LEASE
+    )
+    assert claimed is not None
+    await world.clock.advance(3)
+    await world.store.heartbeat(
+        claimed.lease, progress={"zeta": "é", "deleted": 12}, lease_duration=LEASE
+    )
+    await world.clock.advance(1.56)
+    await world.queue.enqueue(TokenCleanup(), dedup_key="periodic")
+    return world
+
+
+async def test_the_text_report_in_full(busy: Queue) -> None:
+    assert render_text(await busy.report()) == (
+        "database: postgresql://wq:***@db/queue\n"
+        "\n"
+        "kind                    queued    running  succeeded     failed\n"
+        "token_cleanup                1          0          0          1\n"
+        "work_item_retention          0          1          0          0\n"
+        "\n"
+        "queued and running: 2\n"
+        "  #2 work_item_retention running attempt=1 stalls=0 worker=w-1 heartbeat=1.6s ago"
+        ' progress={"deleted":12,"zeta":"é"}\n'
+        "  #3 token_cleanup queued attempt=0 stalls=0\n"
+        "\n"
+        "failed: 1\n"
+        "  #1 token_cleanup attempt=1 stalls=0 finished=2026-01-01T00:00:01Z"
+        " error: RuntimeError: disk full"
+    )
+
+
+async def test_the_json_report_in_full(busy: Queue) -> None:
+    assert (
+        render_json(await busy.report())
+        == """\
+{
+  "database": "postgresql://wq:***@db/queue",
+  "now": "2026-01-01T00:00:05Z",
+  "counts": {
+    "token_cleanup": {
+      "queued": 1,
+      "running": 0,
+      "succeeded": 0,
+      "failed": 1
+    },
+    "work_item_retention": {
+      "queued": 0,
+      "running": 1,
+      "succeeded": 0,
+      "failed": 0
+    }
+  },
+  "active_total": 2,
+  "active": [
+    {
+      "id": 2,
+      "kind": "work_item_retention",
+      "status": "running",
+      "attempt": 1,
+      "stalls": 0,
+      "dedup_key": null,
+      "worker_id": "w-1",
+      "enqueued_at": "2026-01-01T00:00:01Z",
+      "heartbeat_age_seconds": 1.6,
+      "finished_at": null,
+      "progress": {
+        "zeta": "é",
+        "deleted": 12
+      },
+      "error": null
+    },
+    {
+      "id": 3,
+      "kind": "token_cleanup",
+      "status": "queued",
+      "attempt": 0,
+      "stalls": 0,
+      "dedup_key": "periodic",
+      "worker_id": null,
+      "enqueued_at": "2026-01-01T00:00:05Z",
+      "heartbeat_age_seconds": null,
+      "finished_at": null,
+      "progress": null,
+      "error": null
+    }
+  ],
+  "failed_total": 1,
+  "recent_failures": [
+    {
+      "id": 1,
+      "kind": "token_cleanup",
+      "status": "failed",
+      "attempt": 1,
+      "stalls": 0,
+      "dedup_key": null,
+      "worker_id": "w-old",
+      "enqueued_at": "2026-01-01T00:00:01Z",
+      "heartbeat_age_seconds": null,
+      "finished_at": "2026-01-01T00:00:01Z",
+      "progress": null,
+      "error": "RuntimeError: disk full\\nTraceback..."
+    }
+  ]
+}"""
+    )
+
+
+async def test_bounded_lists_say_how_many_of_how_many_they_show(busy: Queue) -> None:
+    await busy.fail_one("second")
+
+    lines = render_text(await busy.report(active_limit=1, failure_limit=1)).splitlines()
+
+    assert "queued and running: 2 (oldest 1 shown)" in lines
+    assert "failed: 2 (newest 1 shown)" in lines
+    assert [line for line in lines if line.startswith("  #")] == [
+        "  #2 work_item_retention running attempt=1 stalls=0 worker=w-1 heartbeat=1.6s ago"
+        ' progress={"deleted":12,"zeta":"é"}',
+        "  #3 token_cleanup attempt=1 stalls=0 finished=2026-01-01T00:00:05Z error: second",
+    ]
+
+
+async def test_finished_items_are_not_live_and_kinds_nobody_serves_are_still_counted() -> None:
+    world = Queue()
+    await world.fail_one("gone")
+    world.state.write(replace(world.state.items[1], kind="legacy"))
+
+    report = await world.report()
+
+    assert report.active == []
+    assert report.counts == {
+        "legacy": {WorkStatus.FAILED: 1},
+        "token_cleanup": {},
+        "work_item_retention": {},
+    }
+
+
+async def test_a_queued_item_keeps_no_heartbeat_age_from_an_earlier_attempt() -> None:
+    world = Queue()
+    await world.queue.enqueue(TokenCleanup())
+    claimed = await world.store.claim(["token_cleanup"], worker_id="w", lease_duration=LEASE)
+    assert claimed is not None
+    await world.store.release(claimed.lease, progress=None)
+
+    report = await world.report()
+
+    (item,) = report.active
+    assert item.heartbeat_at is not None
+    assert report.heartbeat_age(item) is None
+
+
+def failure(error: str | None) -> WorkItem:
+    return WorkItem(
+        id=9,
+        kind="token_cleanup",
+        payload={},
+        status=WorkStatus.FAILED,
+        attempt=1,
+        stalls=0,
+        dedup_key=None,
+        enqueued_at=T0,
+        started_at=T0,
+        heartbeat_at=T0,
+        lease_expires_at=None,
+        finished_at=T0,
+        worker_id="w",
+        progress=None,
+        error=error,
+    )
+
+
+@pytest.mark.parametrize(
+    ("error", "shown"),
+    [
+        (None, ""),
+        ("", ""),
+        ("  \nfirst line\nsecond line", "first line"),
+        ("x" * 200, "x" * 200),
+        ("x" * 201, "x" * 197 + "..."),
+    ],
+    ids=["none", "empty", "first-line", "at-the-limit", "over-the-limit"],
+)
+def test_a_failure_shows_the_first_line_of_its_error_cut_to_200_characters(
+    error: str | None, shown: str
+) -> None:
+    report = StatusReport(
+        database=DATABASE,
+        now=T0,
+        counts={"token_cleanup": {WorkStatus.FAILED: 1}},
+        active=[],
+        failures=[failure(error)],
+    )
+
+    last = render_text(report).splitlines()[-1]
+
+    assert last == (
+        f"  #9 token_cleanup attempt=1 stalls=0 finished=2026-01-01T00:00:00Z error: {shown}"
+    )
