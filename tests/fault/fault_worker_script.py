@@ -1,0 +1,42 @@
+"""``workqueue`` serving only the fault tests' chore kind (see fault_kinds.py).
+
+Runs the production CLI (``entrypoints.cli.main``) with a container whose
+registry serves only :class:`~fault_kinds.Chore` and which schedules nothing;
+every other provider, the pool and the worker loop included, is production's.
+
+Usage: ``python fault_worker_script.py worker``.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from dependency_injector import providers
+from fault_kinds import Chore, ChoreHandler, FaultKind
+
+from application.registry import KindRegistry
+from entrypoints.cli import main
+from entrypoints.worker.container import WorkerContainer, build_container
+from entrypoints.worker.settings import WorkerSettings
+
+
+def with_fault_kinds(settings: WorkerSettings) -> WorkerContainer:
+    container = build_container(settings)
+    container.registry.override(
+        providers.Singleton(
+            KindRegistry,
+            providers.Object(FaultKind),
+            providers.Object([Chore]),
+            providers.List(
+                providers.Singleton(
+                    ChoreHandler, container.pool, container.clock, container.config.worker_id
+                ),
+            ),
+        )
+    )
+    container.schedules.override(providers.Object([]))
+    return container
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:], container_factory=with_fault_kinds))
