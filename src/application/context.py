@@ -18,6 +18,10 @@ DEFAULT_MAX_PROGRESS_BYTES = 65536
 # PostgreSQL's jsonb refuses \u0000, so a snapshot holding one could never be written.
 _ESCAPED_NUL = re.compile(r"(?<!\\)(?:\\\\)*\\u0000")
 
+# A snapshot is measured as it will be stored: compact UTF-8 JSON, with no NaN or
+# infinity (which JSON cannot hold).
+_SNAPSHOT_JSON = json.JSONEncoder(allow_nan=False, ensure_ascii=False, separators=(",", ":"))
+
 
 class ExecutionContext:
     """One attempt's view of its item, given to the handler (a :class:`~domain.WorkContext`).
@@ -94,9 +98,7 @@ class ExecutionContext:
             the context's ``max_progress_bytes``. The previous snapshot stays.
         """
         try:
-            encoded = json.dumps(
-                snapshot, allow_nan=False, ensure_ascii=False, separators=(",", ":")
-            )
+            encoded = _SNAPSHOT_JSON.encode(snapshot)
         except (TypeError, ValueError) as error:
             raise ValueError(f"progress snapshot is not JSON: {error}") from error
         size = len(encoded.encode())

@@ -97,8 +97,8 @@ class WorkExecutor:
         self._worker_id = worker_id
         self._settings = settings
         self._lease_duration = timedelta(seconds=self._settings.lease_duration)
-        self._busy = False
         self._stopping = False
+        # Set while no run_next is running: one item at a time, and what shutdown waits for.
         self._idle = asyncio.Event()
         self._idle.set()
         self._handler_task: asyncio.Task[None] | None = None
@@ -132,19 +132,17 @@ class WorkExecutor:
         :raises StoreUnavailableError: if the claim cannot reach the store (nothing
             was claimed).
         """
-        if self._busy:
+        if not self._idle.is_set():
             raise RuntimeError(
                 "run_next is already running: a WorkExecutor runs one item at a time"
             )
         if self._stopping:
             return None
-        self._busy = True
         self._idle.clear()
         try:
             return await self._claim_and_run()
         finally:
             self._handler_task = None
-            self._busy = False
             self._idle.set()
 
     def stop(self) -> None:

@@ -68,10 +68,12 @@ class Worker:
         self._kinds = frozenset(kinds)
         self._stop_requested = False
         self._stop_event = asyncio.Event()
-        self._running = False
+        # Held while run() runs: one run at a time.
+        self._running = asyncio.Lock()
         self._outage_since: datetime | None = None
-        # When a busy cycle next recovers expired leases between items.
-        self._next_recovery = clock.now()
+        # When a busy cycle next recovers expired leases between items; set by every
+        # recovery pass, and a run starts with one.
+        self._next_recovery: datetime
 
     @property
     def stopping(self) -> bool:
@@ -86,31 +88,37 @@ class Worker:
 
         :raises RuntimeError: if this worker is already running.
         """
-        if self._running:
+        if self._running.locked():
             raise RuntimeError("this worker is already running")
-        self._running = True
-        logger.info(
-            "worker %s started for kinds %s",
-            self._executor.worker_id,
-            ", ".join(sorted(self._kinds)),
-        )
-        notified = False
-        try:
-            while not self._stop_requested:
-                try:
-                    if notified and self._clock.now() < self._next_recovery:
-                        await self._run_items()
-                    else:
-                        await self.run_cycle()
-                except StoreUnavailableError as error:
-                    self._store_unavailable(error)
-                    await self._idle(listen=False)
-                    notified = False
-                    continue
-                notified = await self._idle(listen=True)
-        finally:
-            self._running = False
-            logger.info("worker %s stopped", self._executor.worker_id)
+        async with self._running:
+            logger.info(
+                "worker %s started for kinds %s",
+                self._executor.worker_id,
+                ", ".join(sorted(self._kinds)),
+            )
+            try:
+                await self._cycles()
+            finally:
+                logger.info("worker %s stopped", self._executor.worker_id)
+
+    async def _cycles(self) -> None:
+        """Cycle until stopped: a full cycle first, after an outage, and after every poll."""
+        cycle = self.run_cycle
+        while not self._stop_requested:
+            try:
+                await cycle()
+            except StoreUnavailableError as error:
+                self._store_unavailable(error)
+                # No early wake-up: the poll interval is the outage's backoff.
+                await self._idle(None)
+                cycle = self.run_cycle
+                continue
+            notified = await self._idle(self._notifications)
+            # Woken by a notification within a poll interval of the last recovery pass:
+            # straight to claiming. Asking the clock alone would not do: a wall clock
+            # stepped back would then skip the passes a poll is owed.
+            quick = notified and self._clock.now() < self._next_recovery
+            cycle = self._run_items if quick else self.run_cycle
 
     async def run_cycle(self) -> int:
         """One cycle: recover expired leases, schedule due kinds, run items until none is left.
@@ -161,21 +169,19 @@ class Worker:
         self._stop_event.set()
         self._executor.stop()
 
-    async def _idle(self, *, listen: bool) -> bool:
-        """Wait the poll interval, or less if stopped or (when ``listen``) notified of work.
+    async def _idle(self, notifications: WorkNotifications | None) -> bool:
+        """Wait the poll interval, or less if stopped or ``notifications`` says work came.
 
         Returns True when a notification ended the wait. A notification wait that
         fails is dropped for this idle period; the poll interval still bounds the wait.
         """
-        if self._stop_requested:
-            return False
         waits: list[asyncio.Task[Any]] = [
             asyncio.create_task(self._clock.sleep(self._poll_interval)),
             asyncio.create_task(self._stop_event.wait()),
         ]
-        notified: asyncio.Task[None] | None = None
-        if listen and self._notifications is not None:
-            notified = asyncio.create_task(self._notifications.wait_for_work(self._kinds))
+        notified: asyncio.Task[None] | None = None  # pragma: no mutate
+        if notifications is not None:
+            notified = asyncio.create_task(notifications.wait_for_work(self._kinds))
             waits.append(notified)
         pending = set(waits)
         try:

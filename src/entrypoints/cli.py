@@ -130,9 +130,10 @@ def main(
         # argparse has printed usage (or help); keep its status, 2 or 0.
         return ExitStatus(int(exit_.code or 0))
 
-    overrides = {"log_format": args.log_format} if getattr(args, "log_format", None) else {}
+    # Only `worker` has --log-format; given, it wins over WORKQUEUE_LOG_FORMAT.
+    log_format = getattr(args, "log_format", None)
     try:
-        settings = load_settings(**overrides)
+        settings = load_settings(log_format=log_format) if log_format else load_settings()
     except SettingsError as error:
         _fail(str(error), err)
         return ExitStatus.USAGE

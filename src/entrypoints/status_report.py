@@ -32,6 +32,10 @@ FAILURE_LIMIT = 10
 """The most failed items listed (newest first)."""
 
 _ERROR_PREVIEW = 200
+# Text for a terminal keeps non-ASCII characters as they are; a progress snapshot in
+# a line is compact and in a stable key order, the --json document indented.
+_COMPACT_JSON = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, sort_keys=True)
+_DOCUMENT_JSON = json.JSONEncoder(indent=2, ensure_ascii=False)
 _STATUS_ORDER = (WorkStatus.QUEUED, WorkStatus.RUNNING, WorkStatus.SUCCEEDED, WorkStatus.FAILED)
 
 
@@ -101,12 +105,12 @@ async def gather_status(
 
 
 def _compact_json(value: JsonValue) -> str:
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False, sort_keys=True)
+    return _COMPACT_JSON.encode(value)
 
 
 def _first_line(text: str | None) -> str:
-    line = (text or "").strip().splitlines()[:1]
-    preview = line[0] if line else ""
+    lines = (text or "").strip().splitlines()
+    preview = lines[0] if lines else ""
     return preview if len(preview) <= _ERROR_PREVIEW else preview[: _ERROR_PREVIEW - 3] + "..."
 
 
@@ -182,4 +186,4 @@ def render_json(report: StatusReport) -> str:
         "failed_total": report.failed_total,
         "recent_failures": [_item_document(report, item) for item in report.failures],
     }
-    return json.dumps(document, indent=2, ensure_ascii=False)
+    return _DOCUMENT_JSON.encode(document)

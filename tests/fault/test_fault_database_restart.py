@@ -112,7 +112,7 @@ async def test_workers_ride_out_database_restarts_and_lose_nothing(
         stalled_out=len(result.stalled_out),
         lost=result.lost(enqueued),
         stale_writes=len(result.stale_writes),
-        longest_outage_seen=f"{max(back_after, default=0.0):.1f}s",
+        longest_outage_logged=f"{max(back_after, default=0.0):.1f}s",
         seconds=f"{elapsed:.1f}",
     )
     assert result.problems == [], "\n".join(result.problems[:20])

@@ -91,7 +91,7 @@ async def test_sigterm_under_load_releases_every_item_without_a_stall_and_a_rest
         stalls=result.total_stalls,
         lost=result.lost(enqueued),
         stale_writes=len(result.stale_writes),
-        slowest_stop=f"{stop_seconds:.2f}s",
+        all_stopped_after=f"{stop_seconds:.2f}s",
     )
     assert exits == [0] * len(first_shift), fleet.outputs()
     assert running_after_stop == 0

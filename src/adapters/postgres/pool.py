@@ -32,6 +32,8 @@ DatabaseConnection: TypeAlias = "asyncpg.Connection | PoolConnectionProxy"
 """A connection of one's own, or one borrowed from a pool."""
 
 _HIDDEN = "***"
+# Left unescaped in a rewritten query: the mask itself, and socket directories.
+_QUERY_SAFE = "/*"
 
 # password=value in a libpq keyword DSN; the value may be single-quoted with escapes.
 _KEYWORD_PASSWORD = re.compile(r"(?P<key>\bpassword\s*=\s*)(?:'(?:[^'\\]|\\.)*'|\S+)")
@@ -143,18 +145,18 @@ def redact_dsn(dsn: str) -> str:
         return _redact_keyword_dsn(dsn)
     parts = urlsplit(dsn)
     netloc = parts.netloc
-    userinfo, at, hostinfo = netloc.rpartition("@")
-    if at and ":" in userinfo:
-        user, _, password = userinfo.partition(":")
-        if password:
-            netloc = f"{user}:{_HIDDEN}@{hostinfo}"
+    # The password is what follows the first colon of the user part (it may hold "@").
+    userinfo, _, hostinfo = netloc.rpartition("@")
+    user, _, password = userinfo.partition(":")
+    if password:
+        netloc = f"{user}:{_HIDDEN}@{hostinfo}"
     query = parts.query
     if query:
         pairs = parse_qsl(query, keep_blank_values=True)
         if any(key == "password" for key, _ in pairs):
             query = urlencode(
                 [(key, _HIDDEN if key == "password" else value) for key, value in pairs],
-                safe="/*",
+                safe=_QUERY_SAFE,
             )
     return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
 

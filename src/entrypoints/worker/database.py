@@ -10,6 +10,7 @@ with one line (:class:`DatabaseUnreachableError`) rather than hanging.
 from __future__ import annotations
 
 import asyncio
+import itertools
 import logging
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
@@ -115,7 +116,8 @@ async def open_pool(
     :raises DatabaseUnreachableError: when no attempt succeeds.
     """
     delays = retry_delays(attempts)
-    for attempt in range(1, attempts + 1):
+    # Ends in the break, or in the raise once the attempts are used up.
+    for attempt in itertools.count(1):
         try:
             pool = await create_pool(
                 database.dsn,

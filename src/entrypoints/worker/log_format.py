@@ -34,6 +34,9 @@ _RECORD_ATTRIBUTES = frozenset(
 # JSON line stays valid JSON after masking.
 _URL_PASSWORD = re.compile(r"([a-zA-Z][a-zA-Z0-9+.-]*://[^\s:/@\"']*:)[^\s@/\"']+@")
 
+# Any field value is written (str() of what JSON cannot hold), non-ASCII text as it is.
+_JSON_LINE = json.JSONEncoder(default=str, ensure_ascii=False)
+
 # Third-party loggers that narrate their internals at INFO (pgserver logs every
 # command it runs); the worker's own events are what an operator reads.
 _QUIET_LOGGERS = ("pgserver", "asyncio", "filelock", "fasteners")
@@ -94,7 +97,7 @@ class JsonLineFormatter(logging.Formatter):
             document[key if key not in document else f"extra_{key}"] = value
         if record.exc_info:
             document["exception"] = self.formatException(record.exc_info)
-        return mask_url_passwords(json.dumps(document, default=str, ensure_ascii=False))
+        return mask_url_passwords(_JSON_LINE.encode(document))
 
 
 class _EventLineHandler(logging.StreamHandler[TextIO]):
