@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import os
 import pathlib
-import shutil
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
@@ -28,19 +27,38 @@ from entrypoints.worker.embedded import (
 NO_SUCH_PID = 5_000_000
 
 
+def a_program_named(directory: Path, name: str) -> Path:
+    """A Python script called ``name`` that says "ready" once running, then waits a minute.
+
+    The kernel names a process after the file it executes, so /proc shows ``name``
+    from the moment the script can print; a copied binary would give no such sign.
+    """
+    program = directory / name
+    program.write_text(
+        f"#!{sys.executable}\nimport time\nprint('ready', flush=True)\ntime.sleep(60)\n"
+    )
+    program.chmod(0o755)
+    return program
+
+
 @pytest.fixture
-def spawn() -> Iterator[Callable[[list[str]], int]]:
+def spawn() -> Iterator[Callable[[Path], int]]:
+    """Start a program; return its pid once it said it is running."""
     children: list[subprocess.Popen[bytes]] = []
 
-    def start(argv: list[str]) -> int:
-        child = subprocess.Popen(argv)
+    def start(program: Path) -> int:
+        child = subprocess.Popen([str(program)], stdout=subprocess.PIPE)
         children.append(child)
+        assert child.stdout is not None
+        assert child.stdout.readline() == b"ready\n"
         return child.pid
 
     yield start
     for child in children:
         child.kill()
         child.wait()
+        if child.stdout is not None:
+            child.stdout.close()
 
 
 @pytest.fixture
@@ -121,11 +139,9 @@ def test_a_liveness_probe_sends_no_signal_and_trusts_a_process_it_may_not_signal
 
 
 def test_a_postmaster_pid_of_a_running_postgres_is_kept(
-    tmp_path: Path, spawn: Callable[[list[str]], int]
+    tmp_path: Path, spawn: Callable[[Path], int]
 ) -> None:
-    postgres = tmp_path / "postgres"
-    shutil.copy(shutil.which("sleep") or "/bin/sleep", postgres)
-    pid = spawn([str(postgres), "60"])
+    pid = spawn(a_program_named(tmp_path, "postgres"))
     postmaster = write_postmaster(tmp_path, str(pid))
 
     prune_stale_handles(tmp_path)
@@ -174,9 +190,9 @@ def test_a_live_process_without_a_proc_entry_is_not_taken_for_postgres_on_linux(
 
 
 def test_a_process_whose_name_cannot_be_read_is_given_the_benefit_of_the_doubt(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, spawn: Callable[[list[str]], int]
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, spawn: Callable[[Path], int]
 ) -> None:
-    pid = spawn([sys.executable, "-c", "import time; time.sleep(60)"])
+    pid = spawn(a_program_named(tmp_path, "python"))
     postmaster = write_postmaster(tmp_path, str(pid))
     read_text = pathlib.Path.read_text
 
