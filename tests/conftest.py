@@ -31,6 +31,9 @@ Fixtures:
 Every test that uses any of them is marked ``postgres``. The session fixtures are
 synchronous and run their database work on a thread of their own, so they do not
 depend on pytest-asyncio's loop scopes; pools live on the test's own loop.
+
+Every other test that is neither ``e2e`` nor ``fault`` is failed once it has run
+for 20 s: it has hung.
 """
 
 from __future__ import annotations
@@ -40,6 +43,7 @@ import contextlib
 import gc
 import os
 import re
+import signal
 import uuid
 import warnings
 from collections import deque
@@ -356,6 +360,35 @@ async def migrated_pool(database_url: str) -> AsyncIterator[asyncpg.Pool]:
 def run_in_fresh_loop() -> Callable[[Callable[[], Coroutine[Any, Any, T]]], T]:
     """:func:`run_on_own_loop`, for test modules (they cannot import this conftest)."""
     return run_on_own_loop
+
+
+# The slowest database-free test takes a few seconds; one that runs this long has hung.
+HUNG_AFTER_SECONDS = 20.0
+
+
+@pytest.fixture(autouse=True)
+def _database_free_tests_fail_instead_of_hanging(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Fail a database-free test that runs for :data:`HUNG_AFTER_SECONDS`, showing where it hung.
+
+    A hang (a loop that never yields, a wait that nothing ends) would otherwise
+    stall the whole run; the mutation run meets many of them on purpose. Tests on
+    PostgreSQL, e2e and fault tests may legitimately take longer and are left alone.
+    """
+    if any(request.node.get_closest_marker(name) for name in ("postgres", "e2e", "fault")):
+        yield
+        return
+
+    def hung(signum: int, frame: object) -> None:
+        raise TimeoutError(f"this test ran for {HUNG_AFTER_SECONDS:.0f} s: it hung")
+
+    previous = signal.signal(signal.SIGALRM, hung)
+    # Repeating, so that a teardown stuck after the first alarm is interrupted too.
+    signal.setitimer(signal.ITIMER_REAL, HUNG_AFTER_SECONDS, HUNG_AFTER_SECONDS)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -3,7 +3,9 @@
 Each run seeds two fresh databases with finished rows (``growth_rows``: 10,000
 and 1,000,000, written by ``INSERT ... SELECT generate_series``, finished 60 days
 ago), enqueues ``growth_cycles`` items in each, and times that many claim +
-complete cycles through the store, one after the other on one connection. W5 is
+complete cycles through the store, one after the other on one connection per
+database. The two databases take turns, 50 cycles each, so that whatever else
+the machine does (a checkpoint, a neighbour's fsyncs) falls on both alike. W5 is
 the large table's mean cycle time over the small one's.
 
 Then, on the large database, the retention path purges the seeded rows (older
@@ -46,6 +48,8 @@ _LEASE = timedelta(seconds=60)
 _RETENTION = timedelta(days=30)
 _RETENTION_BATCH = 1_000
 _GROWTH_LIMIT = 1.5
+# Cycles one database runs before the other takes its turn.
+_TURN = 50
 
 
 async def growth(server: BenchServer, settings: BenchSettings) -> WorkloadReport:
@@ -74,8 +78,9 @@ async def growth(server: BenchServer, settings: BenchSettings) -> WorkloadReport
         ):
             await seed_finished(small_dsn, small)
             await seed_finished(large_dsn, large)
-            small_cycle = await _mean_cycle(small_dsn, settings.growth_cycles, settings.batch_size)
-            large_cycle = await _mean_cycle(large_dsn, settings.growth_cycles, settings.batch_size)
+            small_cycle, large_cycle = await _mean_cycles(
+                (small_dsn, large_dsn), settings.growth_cycles, settings.batch_size
+            )
             purge = await _purge_with_claims(large_dsn, expected=large)
         report.figure("w5_small").values.append(small_cycle * 1e6)
         report.figure("w5_large").values.append(large_cycle * 1e6)
@@ -94,27 +99,35 @@ async def growth(server: BenchServer, settings: BenchSettings) -> WorkloadReport
     return report
 
 
-async def _mean_cycle(dsn: str, cycles: int, batch_size: int) -> float:
-    """Seconds per claim + complete cycle, over ``cycles`` freshly enqueued items."""
+async def _mean_cycles(dsns: tuple[str, str], cycles: int, batch_size: int) -> tuple[float, float]:
+    """Seconds per claim + complete cycle in each database, over ``cycles`` fresh items each."""
     clock = SystemClock()
-    pool = await create_pool(dsn, min_size=1, max_size=1)
+    pools = [await create_pool(dsn, min_size=1, max_size=1) for dsn in dsns]
     try:
-        queue = PostgresWorkQueue(pool, clock)
-        for start in range(0, cycles, batch_size):
-            count = min(batch_size, cycles - start)
-            await queue.enqueue_many([EnqueueRequest(NoopJob(seq=start + n)) for n in range(count)])
-        await checkpoint_and_vacuum(dsn)
-        store = PostgresWorkStore(pool, clock)
+        for dsn, pool in zip(dsns, pools, strict=True):
+            queue = PostgresWorkQueue(pool, clock)
+            for start in range(0, cycles, batch_size):
+                count = min(batch_size, cycles - start)
+                await queue.enqueue_many(
+                    [EnqueueRequest(NoopJob(seq=start + n)) for n in range(count)]
+                )
+            await checkpoint_and_vacuum(dsn)
+        stores = [PostgresWorkStore(pool, clock) for pool in pools]
         kinds = bench_registry().kinds
-        started = time.perf_counter()
-        for _ in range(cycles):
-            item = await store.claim(kinds, worker_id="bench-w5", lease_duration=_LEASE)
-            if item is None:
-                raise RuntimeError("W5 ran out of queued items")
-            await store.complete(item.lease, progress=None)
-        return (time.perf_counter() - started) / cycles
+        spent = [0.0, 0.0]
+        for turn in range(0, cycles, _TURN):
+            for index, store in enumerate(stores):
+                started = time.perf_counter()
+                for _ in range(min(_TURN, cycles - turn)):
+                    item = await store.claim(kinds, worker_id="bench-w5", lease_duration=_LEASE)
+                    if item is None:
+                        raise RuntimeError("W5 ran out of queued items")
+                    await store.complete(item.lease, progress=None)
+                spent[index] += time.perf_counter() - started
+        return spent[0] / cycles, spent[1] / cycles
     finally:
-        await close_pool(pool)
+        for pool in pools:
+            await close_pool(pool)
 
 
 async def _purge_with_claims(dsn: str, *, expected: int) -> dict[str, Any]:

@@ -12,9 +12,10 @@ update of ``work_items``) and ``n_tup_hot_upd`` (those done as HOT updates), rea
 after the executors' connections closed (a backend flushes its statistics when
 it exits). A claim and a completion change ``status``, which the partial indexes'
 predicates read, so they are never HOT; the updates left after subtracting one
-claim and one completion per item are the heartbeats, and the store's own count
-of heartbeats that held their lease must agree. The HOT ratio is the HOT
-updates over those heartbeats.
+claim and one completion per item are the heartbeats. The store's own count of
+heartbeats that held their lease agrees, but for the few in flight when their
+item finished: the keeper is cancelled while the UPDATE has already run. The HOT
+ratio is the HOT updates over those heartbeat updates.
 """
 
 from __future__ import annotations

@@ -56,15 +56,14 @@ _SELF_CANCELLED = "CancelledError: the handler was cancelled, not by this worker
 class _Claim:
     """One claimed item on its way to an outcome."""
 
-    __slots__ = ("claimed_at", "hurried", "item", "log_extra", "secured_until")
+    # Set when the caller is being cancelled: its outcome write must not linger.
+    hurried: bool = False
 
     def __init__(self, item: WorkItem, claimed_at: datetime, lease_duration: timedelta) -> None:
         self.item = item
         self.claimed_at = claimed_at
         # Measured from before the claim was sent, so never later than the store's own expiry.
         self.secured_until = claimed_at + lease_duration
-        # Set when the caller is being cancelled: its outcome write must not linger.
-        self.hurried = False
         self.log_extra: dict[str, Any] = {
             "item_id": item.id,
             "kind": item.kind,

@@ -139,7 +139,9 @@ class Worker:
         :raises StoreUnavailableError: if the store cannot be reached.
         """
         executed = 0
-        while not self._stop_requested and await self._executor.run_next() is not None:
+        while not self._stop_requested:
+            if await self._executor.run_next() is None:
+                break
             executed += 1
             if self._clock.now() >= self._next_recovery:
                 await self._recover()
@@ -179,9 +181,12 @@ class Worker:
             asyncio.create_task(self._clock.sleep(self._poll_interval)),
             asyncio.create_task(self._stop_event.wait()),
         ]
-        notified: asyncio.Task[None] | None = None  # pragma: no mutate
-        if notifications is not None:
-            notified = asyncio.create_task(notifications.wait_for_work(self._kinds))
+        notified = (
+            None
+            if notifications is None
+            else asyncio.create_task(notifications.wait_for_work(self._kinds))
+        )
+        if notified is not None:
             waits.append(notified)
         pending = set(waits)
         try:

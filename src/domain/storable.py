@@ -16,7 +16,7 @@ def unstorable_character(text: str) -> str | None:
     if "\x00" in text:
         return "a NUL character"
     try:
-        text.encode("utf-8")
+        text.encode()  # UTF-8, where a lone surrogate has no encoding
     except UnicodeEncodeError:
         return "a lone surrogate"
     return None
@@ -24,4 +24,4 @@ def unstorable_character(text: str) -> str | None:
 
 def spelled_out(text: str) -> str:
     """``text`` with what no store can hold written as escapes: ``\\x00``, ``\\ud800``."""
-    return text.replace("\x00", "\\x00").encode("utf-8", "backslashreplace").decode("utf-8")
+    return text.replace("\x00", "\\x00").encode(errors="backslashreplace").decode()

@@ -33,7 +33,7 @@ _log = logging.getLogger(__name__)
 Connect = Callable[[], Awaitable[asyncpg.Connection]]
 
 
-class PostgresWorkNotifications:
+class PostgresWorkNotifications:  # pragma: no mutate block
     """A :class:`~domain.WorkNotifications` on one LISTEN connection.
 
     Use it as an async context manager, or call :meth:`start` and :meth:`aclose`;

@@ -46,7 +46,7 @@ async def create_pool(
     max_size: int = 10,
     command_timeout: float | None = 30.0,
     **connect_kwargs: Any,
-) -> asyncpg.Pool:
+) -> asyncpg.Pool:  # pragma: no mutate block
     """Open a pool whose connections read and write ``json``/``jsonb`` as Python values.
 
     Payloads and progress snapshots are JSON; the codecs let the stores pass dicts
@@ -81,7 +81,7 @@ async def _leave_session_as_it_is(connection: asyncpg.Connection) -> None:
     """The pool's reset: nothing to undo (see :func:`create_pool`), so no round trip."""
 
 
-async def close_pool(pool: asyncpg.Pool, *, grace: float = 10.0) -> None:
+async def close_pool(pool: asyncpg.Pool, *, grace: float = 10.0) -> None:  # pragma: no mutate block
     """Close ``pool`` gracefully, or terminate it when a connection is still busy.
 
     ``Pool.close`` waits for every connection to be released, forever if one never
@@ -94,7 +94,7 @@ async def close_pool(pool: asyncpg.Pool, *, grace: float = 10.0) -> None:
         pool.terminate()
 
 
-async def register_json_codecs(connection: asyncpg.Connection) -> None:
+async def register_json_codecs(connection: asyncpg.Connection) -> None:  # pragma: no mutate block
     """Make ``json`` and ``jsonb`` columns and parameters plain Python JSON values."""
     for type_name in ("json", "jsonb"):
         await connection.set_type_codec(
@@ -112,7 +112,9 @@ def _dump_json(value: object) -> str:
 
 
 @asynccontextmanager
-async def connection_to(target: DatabaseTarget) -> AsyncIterator[DatabaseConnection]:
+async def connection_to(
+    target: DatabaseTarget,
+) -> AsyncIterator[DatabaseConnection]:  # pragma: no mutate block
     """One connection to ``target`` for the block: the connection itself, one
     borrowed from the pool, or a new one to the DSN (closed afterwards).
 

@@ -35,7 +35,7 @@ class _CheckedRequest:
     dedup_key: str | None
 
 
-class PostgresWorkQueue:
+class PostgresWorkQueue:  # pragma: no mutate block
     """A :class:`~domain.WorkQueue` on the ``work_items`` table.
 
     Dedup rests on a partial unique index over ``(kind, dedup_key)`` for queued

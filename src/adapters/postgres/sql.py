@@ -58,7 +58,7 @@ def parse_statements(file_name: str, text: str) -> StatementFile:
     matches = list(_NAME_LINE.finditer(text))
     if not matches:
         raise ValueError(f"{file_name} has no '-- name: ...' line")
-    if _strip_comments(text[: matches[0].start()]):
+    if _has_sql(text[: matches[0].start()]):
         raise ValueError(f"{file_name} has SQL before its first '-- name: ...' line")
     statements: dict[str, str] = {}
     for index, match in enumerate(matches):
@@ -67,7 +67,7 @@ def parse_statements(file_name: str, text: str) -> StatementFile:
         body = text[match.end() : end].strip().removesuffix(";").rstrip()
         if name in statements:
             raise ValueError(f"{file_name} names the statement {name!r} twice")
-        if not _strip_comments(body):
+        if not _has_sql(body):
             raise ValueError(f"{file_name}: the statement {name!r} is empty")
         statements[name] = body
     return StatementFile(file_name, statements)
@@ -84,7 +84,6 @@ def load_statements(file_name: str) -> StatementFile:
     return parse_statements(file_name, text)
 
 
-def _strip_comments(sql: str) -> str:
-    return "\n".join(
-        line for line in sql.splitlines() if line.strip() and not line.strip().startswith("--")
-    )
+def _has_sql(text: str) -> bool:
+    """Whether ``text`` holds a line that is neither blank nor a ``--`` comment."""
+    return any(line.strip() and not line.strip().startswith("--") for line in text.splitlines())

@@ -42,7 +42,7 @@ _MAX_DEDUP_RACES = 5
 T = TypeVar("T")
 
 
-class PostgresWorkStore:
+class PostgresWorkStore:  # pragma: no mutate block
     """A :class:`~domain.WorkStore` on the ``work_items`` table.
 
     :param pool: connections to a migrated database (see :func:`create_pool`).
@@ -216,7 +216,9 @@ class PostgresWorkStore:
         return {(row["kind"], WorkStatus(row["status"])): row["items"] for row in rows}
 
 
-async def _rerun_on_dedup_race(statement: Callable[[], Awaitable[T]]) -> T:
+async def _rerun_on_dedup_race(
+    statement: Callable[[], Awaitable[T]],
+) -> T:  # pragma: no mutate block
     """Run ``statement``, again if an enqueue committed a queued twin under it.
 
     :raises asyncpg.UniqueViolationError: if that happens more than

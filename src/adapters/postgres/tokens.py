@@ -14,7 +14,7 @@ __all__ = ["PostgresRefreshTokenStore"]
 _SQL = load_statements("tokens.sql")
 
 
-class PostgresRefreshTokenStore:
+class PostgresRefreshTokenStore:  # pragma: no mutate block
     """A :class:`~domain.RefreshTokenStore` on the ``refresh_tokens`` table.
 
     A token is *expired* when ``expires_at < now`` and *revoked* when

@@ -186,18 +186,18 @@ class Advance:
     for ``clock.advance(n)`` written as a plain statement.
     """
 
-    __slots__ = ("_clock", "_target", "_used")
+    __slots__ = ("_clock", "_target")
 
     def __init__(self, clock: FakeClock, target: datetime) -> None:
         self._clock = clock
-        self._target = target
-        self._used = False
+        # Where the jump goes when the advance is released; None once it was awaited.
+        self._target: datetime | None = target
 
     def __await__(self) -> Generator[object, None, None]:
-        self._used = True
-        return self._clock._advance_stepwise(self._target).__await__()
+        target, self._target = self._target, None
+        assert target is not None, "an advance is awaited at most once"
+        return self._clock._advance_stepwise(target).__await__()
 
     def __del__(self) -> None:
-        if not self._used:
-            self._used = True
+        if self._target is not None:
             self._clock._jump(self._target)

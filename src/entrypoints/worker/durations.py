@@ -34,7 +34,7 @@ def parse_duration(value: object) -> object:
         match = _NUMBER_WITH_UNIT.match(value)
         if match:
             number, unit = match.groups()
-            return _seconds(float(number) * _UNIT_SECONDS[(unit or "s").lower()])
+            return _seconds(float(number) * _UNIT_SECONDS[unit.lower() if unit else "s"])
     return value
 
 

@@ -63,7 +63,7 @@ class EmbeddedPostgres:
         self._server.cleanup()
 
 
-def _import_pgserver() -> ModuleType:
+def _import_pgserver() -> ModuleType:  # pragma: no mutate block
     from platformdirs import RuntimeDirWarning
 
     with warnings.catch_warnings():
@@ -175,7 +175,7 @@ def prune_stale_handles(data_dir: Path) -> list[int]:
     return pruned
 
 
-def start_embedded_postgres(data_dir: Path) -> EmbeddedPostgres:
+def start_embedded_postgres(data_dir: Path) -> EmbeddedPostgres:  # pragma: no mutate block
     """Start (or attach to) the embedded server keeping its data in ``data_dir``.
 
     Blocking: creates the directory and runs initdb on first use (a few seconds),

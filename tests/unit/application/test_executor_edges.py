@@ -121,9 +121,10 @@ class TestOutcomesInFull:
         await bench.clock.settle()
         bench.script.contexts["a"].report_progress({"rows": 7})
 
-        await executor.shutdown()
+        executor.stop()
+        await bench.clock.settle()
 
-        assert await run == ExecutionOutcome(item_id, "alpha", 1, ExecutionStatus.RELEASED, 0.0)
+        assert finished(run) == ExecutionOutcome(item_id, "alpha", 1, ExecutionStatus.RELEASED, 0.0)
         assert executor_lines(debug_log)[-1] == (
             "INFO",
             f"alpha item {item_id} released on shutdown (attempt 1)",
@@ -143,7 +144,7 @@ class TestOutcomesInFull:
         await bench.clock.advance(2)
 
         reason = "a heartbeat found it no longer held (the item was reclaimed)"
-        assert await run == ExecutionOutcome(
+        assert finished(run) == ExecutionOutcome(
             item_id, "alpha", 1, ExecutionStatus.LEASE_LOST, 2.0, reason
         )
         assert executor_lines(debug_log)[-1] == (
@@ -225,9 +226,10 @@ class TestTheProgressAnOutcomeKeeps:
         run = start(bench, executor)
         await bench.clock.settle()
 
-        await executor.shutdown()
+        executor.stop()
+        await bench.clock.settle()
 
-        outcome = await run
+        outcome = finished(run)
         assert outcome is not None
         assert outcome.status is ExecutionStatus.RELEASED
         item = await bench.item(item_id)

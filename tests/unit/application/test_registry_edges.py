@@ -99,3 +99,10 @@ def test_a_validation_error_reads_as_field_and_reason() -> None:
     assert describe_validation_error(raised.value) == (
         "rooms: Input should be a valid integer, unable to parse string as an integer"
     )
+
+
+def test_a_registry_contains_exactly_its_kind_names() -> None:
+    registry = KindRegistry(Chore, [Sweep], [SweepHandler()])
+
+    assert "sweep" in registry
+    assert "mop" not in registry

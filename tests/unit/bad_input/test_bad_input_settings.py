@@ -15,6 +15,7 @@ from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from unittest import mock
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -156,3 +157,39 @@ def test_a_setting_out_of_range_stops_every_command_with_one_line_and_exit_two(
     assert err.getvalue().startswith("workqueue: invalid setting WORKQUEUE_")
     assert env_name(field) in err.getvalue()
     assert err.getvalue().count("\n") == 1
+
+
+@pytest.mark.parametrize(
+    ("field", "text", "message"),
+    [
+        ("retention", "3153600001", "must be at most 36500 days"),
+        ("lease_duration", "36501d", "must be at most 36500 days"),
+        ("poll_interval", "9" * 400, "is too long a duration"),
+        ("retention", "-99999999999999d", "is too long a duration"),
+        ("max_stalls", "2147483648", "must be at most 2147483647"),
+        ("pool_max_size", "2147483648", "must be at most 2147483647"),
+        ("worker_id", "host-\udcff", "must be UTF-8 text (it holds a lone surrogate)"),
+    ],
+)
+def test_each_limit_says_what_it_is(field: str, text: str, message: str) -> None:
+    refused = loaded(field, text)
+
+    assert isinstance(refused, SettingsError)
+    assert str(refused) == f"invalid setting {env_name(field)}: {message}"
+
+
+@pytest.mark.parametrize(
+    ("field", "text", "expected"),
+    [
+        ("retention", "36500d", timedelta(days=36500)),
+        ("retention", "3153600000", timedelta(days=36500)),
+        ("max_stalls", "2147483647", 2147483647),
+        ("pool_max_size", "2147483647", 2147483647),
+        ("worker_id", "h\u00f6st-\u20ac", "h\u00f6st-\u20ac"),
+    ],
+)
+def test_the_largest_values_allowed_are_accepted(field: str, text: str, expected: object) -> None:
+    settings = loaded(field, text)
+
+    assert isinstance(settings, WorkerSettings)
+    assert getattr(settings, field) == expected

@@ -78,14 +78,22 @@ class TestState:
 
 
 class TestNotifications:
-    async def test_a_finished_wait_stops_listening(self, state: InMemoryState) -> None:
+    async def test_a_wait_ends_on_an_item_of_its_kinds_only_and_then_stops_listening(
+        self, state: InMemoryState, clock: FakeClock
+    ) -> None:
         notifications = InMemoryWorkNotifications(state)
         waiting = asyncio.create_task(notifications.wait_for_work({"token_cleanup"}))
-        await asyncio.sleep(0)
+        await clock.settle()
 
+        state.announce_enqueued("work_item_retention")
+        await clock.settle()
+        woken_by_another_kind = waiting.done()
         state.announce_enqueued("token_cleanup")
-        await waiting
+        state.announce_enqueued("token_cleanup")
+        await clock.settle()
 
+        assert (woken_by_another_kind, waiting.done()) == (False, True)
+        waiting.result()
         # The state's listener list is its back door: nothing of the wait stays there.
         assert state._enqueue_listeners == []
 
