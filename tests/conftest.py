@@ -33,17 +33,20 @@ synchronous and run their database work on a thread of their own, so they do not
 depend on pytest-asyncio's loop scopes; pools live on the test's own loop.
 
 Every other test that is neither ``e2e`` nor ``fault`` is failed once it has run
-for 20 s: it has hung.
+for 20 s: it has hung. If that failure is swallowed and the test still runs 20 s
+later, the process exits with status 1, printing every thread's stack.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import faulthandler
 import gc
 import os
 import re
 import signal
+import sys
 import uuid
 import warnings
 from collections import deque
@@ -58,8 +61,16 @@ from urllib.parse import urlsplit, urlunsplit
 import asyncpg
 import pytest
 import pytest_asyncio
+from hypothesis import settings
 
 from adapters.postgres import close_pool, create_pool, migrate, redact_dsn
+
+# Under mutmut (which sets MUTANT_UNDER_TEST for the whole run), property-based
+# tests draw the same examples every time, so a mutant is killed or survives on
+# every run alike and the mutation gate cannot flicker.
+settings.register_profile("mutation", derandomize=True, database=None)
+if "MUTANT_UNDER_TEST" in os.environ:
+    settings.load_profile("mutation")
 
 DATABASE_URL_VARIABLE = "WORKQUEUE_TEST_DATABASE_URL"
 PGSERVER_DATA_DIR = Path("/tmp/workqueue-test-pgserver")
@@ -378,11 +389,24 @@ def _database_free_tests_fail_instead_of_hanging(request: pytest.FixtureRequest)
         yield
         return
 
+    alarms = 0
+
     def hung(signum: int, frame: object) -> None:
-        raise TimeoutError(f"this test ran for {HUNG_AFTER_SECONDS:.0f} s: it hung")
+        nonlocal alarms
+        alarms += 1
+        if alarms == 1:
+            raise TimeoutError(f"this test ran for {HUNG_AFTER_SECONDS:.0f} s: it hung")
+        # The error was swallowed (an event loop logs an exception raised in a callback;
+        # a worker loop carries on after a failed step): end the run, showing where.
+        capture = request.config.pluginmanager.getplugin("capturemanager")
+        if capture is not None:
+            capture.suspend_global_capture(in_=False)
+        sys.stderr.write(f"\n{request.node.nodeid} still hung after the first alarm; exiting\n")
+        faulthandler.dump_traceback(sys.stderr)
+        os._exit(1)
 
     previous = signal.signal(signal.SIGALRM, hung)
-    # Repeating, so that a teardown stuck after the first alarm is interrupted too.
+    # Repeating: a second alarm ends the process when the first one did not end the test.
     signal.setitimer(signal.ITIMER_REAL, HUNG_AFTER_SECONDS, HUNG_AFTER_SECONDS)
     try:
         yield

@@ -195,7 +195,8 @@ class Advance:
 
     def __await__(self) -> Generator[object, None, None]:
         target, self._target = self._target, None
-        assert target is not None, "an advance is awaited at most once"
+        if target is None:
+            raise RuntimeError("an advance is awaited at most once")
         return self._clock._advance_stepwise(target).__await__()
 
     def __del__(self) -> None:

@@ -159,3 +159,14 @@ class TestAdvanceNotAwaited:
 
         assert (clock.sleepers, sleeper.done()) == (1, False)
         sleeper.cancel()
+
+
+async def test_an_advance_awaited_a_second_time_is_refused_and_moves_the_clock_once() -> None:
+    clock = FakeClock(datetime(2026, 1, 1, tzinfo=UTC))
+    advance = clock.advance(10)
+    await advance
+
+    with pytest.raises(RuntimeError, match=r"^an advance is awaited at most once$"):
+        await advance
+
+    assert clock.now() == datetime(2026, 1, 1, 0, 0, 10, tzinfo=UTC)
