@@ -5,6 +5,12 @@ the registry's kinds, runs its handler as a task with a
 :class:`~application.heartbeat.LeaseKeeper` beside it, and then completes, fails
 or (when stopping) releases the item. Every write is fenced by the lease; one that
 matches nothing means the lease was lost, and nothing more is written.
+
+A caller that runs item after item (the worker loop) passes ``claim_next=True``:
+a success is then completed and the next item claimed in one store call
+(:meth:`~domain.WorkStore.complete_and_claim`), and the executor holds that item
+for the next :meth:`~WorkExecutor.run_next`. Such a caller must end its run of
+items with :meth:`~WorkExecutor.release_held`, so that no claimed item outlives it.
 """
 
 from __future__ import annotations
@@ -13,6 +19,7 @@ import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 from datetime import datetime, timedelta
+from functools import partial
 from typing import Any
 
 from pydantic import JsonValue
@@ -91,6 +98,11 @@ class WorkExecutor:
         settings: ExecutorSettings = DEFAULT_EXECUTOR_SETTINGS,
     ) -> None:
         self._store = store
+        # A store that does not inherit the port may lack complete_and_claim: the
+        # port's own default (complete, then claim) serves it then.
+        self._complete_and_claim = getattr(store, "complete_and_claim", None) or partial(
+            WorkStore.complete_and_claim, store
+        )
         self._registry = registry
         self._clock = clock
         self._worker_id = worker_id
@@ -101,6 +113,8 @@ class WorkExecutor:
         self._idle = asyncio.Event()
         self._idle.set()
         self._handler_task: asyncio.Task[None] | None = None
+        # Claimed along with the last completion, for the next run_next to run.
+        self._held: _Claim | None = None
 
     @property
     def worker_id(self) -> str:
@@ -116,12 +130,22 @@ class WorkExecutor:
         """True once :meth:`stop` or :meth:`shutdown` was called; nothing more is claimed."""
         return self._stopping
 
-    async def run_next(self) -> ExecutionOutcome | None:
-        """Claim one item, run it, and record how it ended.
+    @property
+    def holding(self) -> bool:
+        """True while an item claimed with the last completion waits for the next run."""
+        return self._held is not None
+
+    async def run_next(self, *, claim_next: bool = False) -> ExecutionOutcome | None:
+        """Claim one item (or take the one held), run it, and record how it ended.
 
         Returns None when nothing of the registry's kinds is queued, or once the
-        executor is stopping. A payload that does not decode fails its item and
-        returns that outcome; handler errors never propagate.
+        executor is stopping (a held item is then released). A payload that does
+        not decode fails its item and returns that outcome; handler errors never
+        propagate.
+
+        With ``claim_next``, a succeeded item's completion also claims the next
+        item, which this executor then holds for the next call (see
+        :attr:`holding`, :meth:`release_held`).
 
         If the task awaiting this is cancelled, the handler is cancelled and the
         item released (or completed, if the handler had already returned) before the
@@ -136,12 +160,33 @@ class WorkExecutor:
                 "run_next is already running: a WorkExecutor runs one item at a time"
             )
         if self._stopping:
+            await self.release_held()
             return None
         self._idle.clear()
         try:
-            return await self._claim_and_run()
+            return await self._claim_and_run(claim_next)
         finally:
             self._handler_task = None
+            self._idle.set()
+
+    async def release_held(self) -> ExecutionOutcome | None:
+        """Release the item held for the next run, if any, without a stall (fenced).
+
+        Returns the release's outcome, or None when nothing was held. Like any write
+        while stopping, it is tried a few times only when the store is unreachable;
+        lease recovery requeues an item it could not release. :meth:`shutdown` waits
+        for it. (An item is held only between two :meth:`run_next` calls, never
+        while one runs: a run takes the held item before anything else.)
+        """
+        claim = self._held
+        if claim is None:
+            return None
+        self._held = None
+        claim.hurried = True
+        self._idle.clear()
+        try:
+            return await self._release(claim, claim.item.progress)
+        finally:
             self._idle.set()
 
     def stop(self) -> None:
@@ -160,19 +205,28 @@ class WorkExecutor:
     async def shutdown(self) -> None:
         """Stop (see :meth:`stop`) and wait until the running item, if any, is released.
 
-        Idempotent. It waits for the release write, never for a heartbeat tick.
+        Idempotent. It waits for the release write, never for a heartbeat tick, and
+        releases an item held for the next run.
         """
         self.stop()
         await self._idle.wait()
+        await self.release_held()
 
-    async def _claim_and_run(self) -> ExecutionOutcome | None:
-        claimed_at = self._clock.now()
-        item = await self._store.claim(
-            self._registry.kinds, worker_id=self._worker_id, lease_duration=self._lease_duration
-        )
-        if item is None:
-            return None
-        claim = _Claim(item, claimed_at, self._lease_duration)
+    async def _claim_and_run(self, claim_next: bool) -> ExecutionOutcome | None:
+        claim = self._held
+        if claim is None:
+            claimed_at = self._clock.now()
+            item = await self._store.claim(
+                self._registry.kinds,
+                worker_id=self._worker_id,
+                lease_duration=self._lease_duration,
+            )
+            if item is None:
+                return None
+            claim = _Claim(item, claimed_at, self._lease_duration)
+        else:
+            self._held = None
+            item = claim.item
         if logger.isEnabledFor(logging.DEBUG):
             logger.debug(
                 "claimed %s item %d (attempt %d)",
@@ -191,10 +245,10 @@ class WorkExecutor:
             return await self._fail(
                 claim, bound_error(str(error), self._settings.max_error_length), item.progress
             )
-        return await self._supervise(claim, handler, payload)
+        return await self._supervise(claim, handler, payload, claim_next)
 
     async def _supervise(
-        self, claim: _Claim, handler: WorkHandler[Any], payload: WorkPayload
+        self, claim: _Claim, handler: WorkHandler[Any], payload: WorkPayload, claim_next: bool
     ) -> ExecutionOutcome:
         """Run the handler beside its lease keeper, then record what it came to."""
         settings = self._settings
@@ -214,12 +268,12 @@ class WorkExecutor:
             lease_duration=self._lease_duration,
             log_extra=claim.log_extra,
         )
-        keeper_task = asyncio.create_task(keeper.keep())
+        keeper.start()
         try:
-            await asyncio.wait((handler_task,))
+            await _finished(handler_task)
         except asyncio.CancelledError:
             # Our caller is being cancelled: stop the handler and hand the item back first.
-            keeper_task.cancel()
+            keeper.stop()
             handler_task.cancel()
             await asyncio.wait((handler_task,))
             claim.secured_until = keeper.secured_until
@@ -228,13 +282,14 @@ class WorkExecutor:
                 await self._record(claim, handler_task, context, stopping=True)
             raise
         finally:
-            # Cancelling the keeper before its first tick is all a short item costs.
-            keeper_task.cancel()
+            keeper.stop()
             self._handler_task = None
         claim.secured_until = keeper.secured_until
         if keeper.lost is not None:
             return self._lease_lost(claim, keeper.lost)
-        return await self._record(claim, handler_task, context, stopping=self._stopping)
+        return await self._record(
+            claim, handler_task, context, stopping=self._stopping, claim_next=claim_next
+        )
 
     async def _record(
         self,
@@ -243,6 +298,7 @@ class WorkExecutor:
         context: ExecutionContext,
         *,
         stopping: bool,
+        claim_next: bool = False,
     ) -> ExecutionOutcome:
         """Write the outcome of a finished handler task whose lease was not lost."""
         progress = context.progress
@@ -252,7 +308,7 @@ class WorkExecutor:
             return await self._fail(claim, _SELF_CANCELLED, progress)
         error = handler_task.exception()
         if error is None:
-            return await self._complete(claim, progress)
+            return await self._complete(claim, progress, claim_next=claim_next and not stopping)
         if stopping:
             # Most likely the handler turned our cancellation into an error of its own.
             return await self._release(claim, progress)
@@ -260,11 +316,32 @@ class WorkExecutor:
             logger.debug("traceback of %s item %d", claim.item.kind, claim.item.id, exc_info=error)
         return await self._fail(claim, error_text(error, self._settings.max_error_length), progress)
 
-    async def _complete(self, claim: _Claim, progress: JsonValue) -> ExecutionOutcome:
+    async def _complete(
+        self, claim: _Claim, progress: JsonValue, *, claim_next: bool
+    ) -> ExecutionOutcome:
         lease = claim.item.lease
-        written = await self._write(
-            claim, "complete", lambda: self._store.complete(lease, progress=progress)
-        )
+        store = self._store
+        tries = 0
+
+        async def complete() -> bool:
+            nonlocal tries
+            tries += 1
+            if not claim_next or tries > 1:
+                # A retry completes only: the first try may have claimed before it failed.
+                return await store.complete(lease, progress=progress)
+            claimed_at = self._clock.now()
+            completed, following = await self._complete_and_claim(
+                lease,
+                progress=progress,
+                kinds=self._registry.kinds,
+                worker_id=self._worker_id,
+                lease_duration=self._lease_duration,
+            )
+            if following is not None:
+                self._held = _Claim(following, claimed_at, self._lease_duration)
+            return completed
+
+        written = await self._write(claim, "complete", complete)
         if written is None:
             return self._outcome(claim, ExecutionStatus.ABANDONED, "the store was unreachable")
         if not written:
@@ -385,3 +462,16 @@ class WorkExecutor:
             duration=(self._clock.now() - claim.claimed_at).total_seconds(),
             error=error,
         )
+
+
+def _finished(task: asyncio.Task[None]) -> asyncio.Future[None]:
+    """A future that is done once ``task`` is, whatever its outcome; cancelling it
+    leaves ``task`` running. What ``asyncio.wait`` on one task does, for less."""
+    finished = task.get_loop().create_future()
+
+    def wake(_: asyncio.Task[None]) -> None:
+        if not finished.done():
+            finished.set_result(None)
+
+    task.add_done_callback(wake)
+    return finished

@@ -30,8 +30,9 @@ logger = logging.getLogger("workqueue.heartbeat")
 class LeaseKeeper:
     """Heartbeats for one lease, cancelling ``handler`` once the lease is lost.
 
-    Creating one costs a few attribute writes, and until the first tick its task
-    only sleeps: an item that finishes sooner costs no heartbeat write.
+    Creating one costs a few attribute writes; :meth:`start` creates its task only
+    if the handler is still running after its first step, and until the first tick
+    that task only sleeps: an item that finishes sooner costs no heartbeat write.
 
     :param secured_until: when the lease runs out unless renewed, on ``clock``; a
         conservative start is the time the claim was sent plus the lease.
@@ -45,7 +46,9 @@ class LeaseKeeper:
         "_lease",
         "_lease_duration",
         "_log_extra",
+        "_stopped",
         "_store",
+        "_task",
         "lost",
         "secured_until",
     )
@@ -75,6 +78,27 @@ class LeaseKeeper:
         """The instant the lease last secured runs out, on the clock."""
         self.lost: str | None = None
         """Why the lease was lost, or None while it is held."""
+        self._stopped = False
+        self._task: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        """Run :meth:`keep` as a task of its own, unless the handler's first step finishes it.
+
+        Call it just after the handler's task was created: the check is scheduled
+        behind that task's first step, so a handler that returns without awaiting
+        anything slow (most short items) costs no keeper task and no timer at all.
+        """
+        asyncio.get_running_loop().call_soon(self._start_unless_done)
+
+    def _start_unless_done(self) -> None:
+        if not (self._stopped or self._handler.done()):
+            self._task = asyncio.create_task(self.keep())
+
+    def stop(self) -> None:
+        """Stop heartbeating, or never start; the lease stays as it was last secured."""
+        self._stopped = True
+        if self._task is not None:
+            self._task.cancel()
 
     async def keep(self) -> None:
         """Heartbeat until the lease is lost (then cancel the handler) or this task is cancelled.
@@ -86,7 +110,12 @@ class LeaseKeeper:
         while True:
             remaining = (self.secured_until - clock.now()).total_seconds()
             if remaining <= 0:
-                self._lose("its lease ran out before a heartbeat could renew it")
+                # A handler that already returned has nothing left to stop, and whether
+                # the lease is still held is for its outcome's write (fenced) to find out.
+                # Which of the two wakes first after a stalled loop is the event loop's
+                # choice (uvloop runs due timers before ready callbacks).
+                if not self._handler.done():
+                    self._lose("its lease ran out before a heartbeat could renew it")
                 return
             # Normally the next tick comes long before the lease runs out; after failed
             # heartbeats, wake at the expiry instead of past it.

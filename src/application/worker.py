@@ -136,15 +136,24 @@ class Worker:
     async def _run_items(self) -> int:
         """Run items until none is claimable, recovering expired leases when a pass is due.
 
+        The executor claims each next item along with the previous one's completion;
+        whatever ends the run, an item still held for a next turn is released.
+
         :raises StoreUnavailableError: if the store cannot be reached.
         """
         executed = 0
-        while not self._stop_requested:
-            if await self._executor.run_next() is None:
-                break
-            executed += 1
-            if self._clock.now() >= self._next_recovery:
-                await self._recover()
+        try:
+            while not self._stop_requested:
+                # Each success is completed together with the next item's claim.
+                if await self._executor.run_next(claim_next=True) is None:
+                    break
+                executed += 1
+                if self._clock.now() >= self._next_recovery:
+                    await self._recover()
+        finally:
+            # Stopped, cancelled or cut off with an item claimed for the next turn:
+            # hand it back now rather than let its lease run out.
+            await self._executor.release_held()
         return executed
 
     async def _recover(self) -> None:

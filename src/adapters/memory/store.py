@@ -53,6 +53,7 @@ from domain import (
     RecoveryResult,
     WorkItem,
     WorkStatus,
+    WorkStore,
     kind_name,
 )
 
@@ -69,8 +70,11 @@ def stalled_error(stalls: int, max_stalls: int) -> str:
     return f"stalled: lease expired {stalls} times (max stalls {max_stalls})"
 
 
-class InMemoryWorkStore:
+class InMemoryWorkStore(WorkStore):
     """A :class:`~domain.WorkStore` over an :class:`InMemoryState`.
+
+    It inherits the port's :meth:`~domain.WorkStore.complete_and_claim`: a
+    completion and then a claim, which on one event loop is as atomic as each.
 
     Each method runs without awaiting anything, so on one event loop it is atomic,
     as a transaction is on PostgreSQL.

@@ -29,7 +29,7 @@ from pydantic import JsonValue
 from adapters.postgres.rows import work_item_from_row
 from adapters.postgres.sql import load_statements
 from adapters.postgres.unavailable import connection_loss_as_unavailable
-from domain import Clock, Lease, RecoveryResult, WorkItem, WorkStatus, kind_name
+from domain import Clock, Lease, RecoveryResult, WorkItem, WorkStatus, WorkStore, kind_name
 
 __all__ = ["PostgresWorkStore"]
 
@@ -42,7 +42,7 @@ _MAX_DEDUP_RACES = 5
 T = TypeVar("T")
 
 
-class PostgresWorkStore:  # pragma: no mutate block
+class PostgresWorkStore(WorkStore):  # pragma: no mutate block
     """A :class:`~domain.WorkStore` on the ``work_items`` table.
 
     :param pool: connections to a migrated database (see :func:`create_pool`).
@@ -101,6 +101,40 @@ class PostgresWorkStore:  # pragma: no mutate block
                 _SQL["complete"], lease.item_id, lease.attempt, self._clock.now(), progress
             )
         return held is not None
+
+    async def complete_and_claim(
+        self,
+        lease: Lease,
+        *,
+        progress: JsonValue,
+        kinds: Collection[str],
+        worker_id: str,
+        lease_duration: timedelta,
+    ) -> tuple[bool, WorkItem | None]:
+        """Complete this lease and claim the next item, in one statement and one commit.
+
+        :returns: whether the completion found its lease held, and the claimed item
+            or None.
+        :raises StoreUnavailableError: if the database cannot be reached.
+        """
+        names = [kind_name(kind) for kind in kinds]
+        if not names:
+            return await self.complete(lease, progress=progress), None
+        now = self._clock.now()
+        with connection_loss_as_unavailable():
+            row = await self._pool.fetchrow(
+                _SQL["complete_and_claim"],
+                lease.item_id,
+                lease.attempt,
+                now,
+                progress,
+                names,
+                worker_id,
+                now + lease_duration,
+            )
+        assert row is not None  # the statement always returns its one row
+        claimed = None if row["id"] is None else work_item_from_row(row)
+        return bool(row["completed"]), claimed
 
     async def fail(self, lease: Lease, *, error: str, progress: JsonValue) -> bool:
         """Mark the item failed with ``error`` and stamp ``finished_at``.

@@ -39,6 +39,44 @@ SET status = 'succeeded', finished_at = $3, progress = $4, lease_expires_at = NU
 WHERE id = $1 AND attempt = $2 AND status = 'running'
 RETURNING true;
 
+-- name: complete_and_claim
+-- $1 id, $2 attempt, $3 now, $4 progress (complete's), then $5 kinds, $6 worker_id,
+-- $7 lease_expires_at (claim's). One round trip and one commit for what complete
+-- and then claim would do: the completion is fenced exactly as complete's, and the
+-- claim takes the oldest queued item of the kinds exactly as claim's, whether or
+-- not the fence held. The two touch different rows (the completed one is running,
+-- the claimed one queued), so neither sees the other's change. Always one row:
+-- completed, then the claimed item's columns, all null when nothing was claimable.
+WITH completed AS (
+    UPDATE work_items
+    SET status = 'succeeded', finished_at = $3, progress = $4, lease_expires_at = NULL,
+        error = NULL
+    WHERE id = $1 AND attempt = $2 AND status = 'running'
+    RETURNING true
+),
+claimed AS (
+    UPDATE work_items
+    SET status = 'running',
+        attempt = attempt + 1,
+        started_at = $3,
+        heartbeat_at = $3,
+        worker_id = $6,
+        lease_expires_at = $7
+    WHERE id = (
+        SELECT id
+        FROM work_items
+        WHERE status = 'queued' AND kind = ANY ($5::text[])
+        ORDER BY id
+        LIMIT 1
+        FOR UPDATE SKIP LOCKED
+    )
+    RETURNING id, kind, payload, status, attempt, stalls, dedup_key, enqueued_at, started_at,
+              heartbeat_at, lease_expires_at, finished_at, worker_id, progress, error
+)
+SELECT EXISTS (SELECT FROM completed) AS completed, claimed.*
+FROM (VALUES (1)) AS one
+LEFT JOIN claimed ON true;
+
 -- name: fail
 -- $1 id, $2 attempt, $3 now, $4 progress, $5 error. worker_id stays: the last holder.
 UPDATE work_items

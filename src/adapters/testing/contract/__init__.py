@@ -19,6 +19,7 @@ from __future__ import annotations
 from adapters.testing.contract.backdoor import Backdoor
 from adapters.testing.contract.backdoor_check import BackdoorContract
 from adapters.testing.contract.claim import ClaimContract
+from adapters.testing.contract.complete_and_claim import CompleteAndClaimContract
 from adapters.testing.contract.dedup_on_return import DedupOnReturnContract
 from adapters.testing.contract.due import DueContract
 from adapters.testing.contract.enqueue import EnqueueContract
@@ -51,6 +52,7 @@ __all__ = [
     "BackdoorContract",
     "BetaJob",
     "ClaimContract",
+    "CompleteAndClaimContract",
     "ContractFixtures",
     "ContractKind",
     "DedupOnReturnContract",

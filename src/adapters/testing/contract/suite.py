@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from adapters.testing.contract.backdoor_check import BackdoorContract
 from adapters.testing.contract.claim import ClaimContract
+from adapters.testing.contract.complete_and_claim import CompleteAndClaimContract
 from adapters.testing.contract.dedup_on_return import DedupOnReturnContract
 from adapters.testing.contract.due import DueContract
 from adapters.testing.contract.enqueue import EnqueueContract
@@ -26,6 +27,7 @@ class WorkQueueContractSuite(
     ClaimContract,
     HeartbeatContract,
     FinishContract,
+    CompleteAndClaimContract,
     FencingContract,
     ReleaseContract,
     RecoveryContract,
