@@ -7,8 +7,11 @@ minus the periodic maintenance schedules (the benchmark enqueues its own work).
 
 from __future__ import annotations
 
+import asyncio
 import logging
+from collections.abc import Callable, Coroutine
 from pathlib import Path
+from typing import Any, TypeVar
 
 import asyncpg
 
@@ -28,7 +31,12 @@ from bench.kinds import BenchKind, BusyHandler, BusyJob, NoopHandler, NoopJob
 from domain import Clock
 from entrypoints.worker.log_format import configure_logging
 
-__all__ = ["bench_registry", "build_worker", "configure_bench_logging"]
+__all__ = ["EVENT_LOOPS", "bench_registry", "build_worker", "configure_bench_logging", "run_on"]
+
+T = TypeVar("T")
+
+EVENT_LOOPS = ("uvloop", "asyncio")
+"""The event loops the benchmark can run on; ``workqueue worker`` runs on uvloop."""
 
 
 def bench_registry(
@@ -65,6 +73,19 @@ def build_worker(
         notifications=notifications,
         kinds=registry.kinds,
     )
+
+
+def run_on(event_loop: str, main: Coroutine[Any, Any, T]) -> T:
+    """Run ``main`` to completion on a new loop of the kind named (see :data:`EVENT_LOOPS`)."""
+    factory: Callable[[], asyncio.AbstractEventLoop] | None = None
+    if event_loop == "uvloop":
+        import uvloop
+
+        factory = uvloop.new_event_loop
+    elif event_loop != "asyncio":
+        raise ValueError(f"unknown event loop {event_loop!r}, not one of {EVENT_LOOPS}")
+    with asyncio.Runner(loop_factory=factory) as runner:
+        return runner.run(main)
 
 
 def configure_bench_logging(level: str, path: Path) -> None:

@@ -62,7 +62,8 @@ def markdown(
         f"- PostgreSQL: {server.settings.version}, {server.source}; fsync "
         f"{server.settings.fsync}, synchronous_commit {server.settings.synchronous_commit}, "
         f"shared_buffers {server.settings.shared_buffers}",
-        f"- log level: {settings.log_level} (the worker's text format, to {settings.log_path})",
+        f"- log level: {settings.log_level} (the worker's text format, to {settings.log_path}); "
+        f"event loop: {settings.event_loop}",
         f"- {settings.runs} run(s) of each workload; median, then min-max",
         "",
         "| figure | median | min-max | unit | target | met |",

@@ -8,7 +8,6 @@ of medians with min-max, and writes the same figures as JSON to ``bench/results/
 from __future__ import annotations
 
 import argparse
-import asyncio
 import sys
 import time
 from collections.abc import Awaitable, Callable, Sequence
@@ -16,7 +15,7 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
-from bench.assembly import configure_bench_logging
+from bench.assembly import EVENT_LOOPS, configure_bench_logging, run_on
 from bench.figures import WorkloadReport
 from bench.report import Machine, markdown, write_json
 from bench.server import DEFAULT_DATA_PARENT, BenchServer, started_server
@@ -73,6 +72,13 @@ def _arguments(argv: Sequence[str] | None) -> argparse.Namespace:
         help="the queue's log level, as WORKQUEUE_LOG_LEVEL (default INFO, the production default)",
     )
     parser.add_argument(
+        "--loop",
+        choices=EVENT_LOOPS,
+        default="uvloop",
+        help="the event loop of the workers and producers (default uvloop, as `workqueue "
+        "worker` runs)",
+    )
+    parser.add_argument(
         "--only",
         help="comma-separated workloads to run, of: " + ", ".join(WORKLOADS),
     )
@@ -87,6 +93,7 @@ async def _bench(arguments: argparse.Namespace) -> int:
         settings,
         runs=arguments.runs or settings.runs,
         log_level=arguments.log_level.upper(),
+        event_loop=arguments.loop,
         log_path=RESULTS / f"bench-{stamp}.log",
     )
     chosen = list(WORKLOADS) if not arguments.only else arguments.only.split(",")
@@ -134,7 +141,8 @@ async def _bench(arguments: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the benchmark; returns the exit status."""
-    return asyncio.run(_bench(_arguments(argv)))
+    arguments = _arguments(argv)
+    return run_on(arguments.loop, _bench(arguments))
 
 
 if __name__ == "__main__":

@@ -16,10 +16,13 @@ class BenchSettings:
     :param log_level: the level the queue logs at, as a deployment would set
         ``WORKQUEUE_LOG_LEVEL``; lines go to ``log_path`` through the worker's own
         text formatter.
+    :param event_loop: ``uvloop`` (what ``workqueue worker`` runs on) or ``asyncio``,
+        for the worker processes and the producers alike.
     """
 
     runs: int = 3
     log_level: str = "INFO"
+    event_loop: str = "uvloop"
     log_path: Path = Path("bench/results/bench.log")
     # W1 and W2: enqueue throughput.
     single_enqueues: int = 2_000

@@ -84,6 +84,7 @@ async def _drain_once(
                     dsn=dsn,
                     worker_id=f"bench-w3-c{clients}-{index}",
                     log_level=settings.log_level,
+                    event_loop=settings.event_loop,
                     log_path=str(settings.log_path),
                 ),
             )

@@ -60,6 +60,7 @@ async def _latency_once(server: BenchServer, settings: BenchSettings, run: int) 
                 dsn=dsn,
                 worker_id="bench-w4",
                 log_level=settings.log_level,
+                event_loop=settings.event_loop,
                 log_path=str(settings.log_path),
                 report_starts=True,
             ),

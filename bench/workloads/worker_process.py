@@ -18,7 +18,7 @@ from multiprocessing.synchronize import Event
 from pathlib import Path
 
 from adapters.postgres import PostgresWorkNotifications, close_pool, create_pool
-from bench.assembly import bench_registry, build_worker, configure_bench_logging
+from bench.assembly import bench_registry, build_worker, configure_bench_logging, run_on
 from bench.kinds import NoopHandler, NoopJob
 
 __all__ = ["WorkerProcess", "WorkerProcessSpec", "spawn_context"]
@@ -38,6 +38,7 @@ class WorkerProcessSpec:
     worker_id: str
     log_level: str
     log_path: str
+    event_loop: str = "uvloop"
     report_starts: bool = False
 
 
@@ -92,7 +93,7 @@ def _main(
     spec: WorkerProcessSpec, ready: Event, go: Event, stop: Event, starts: Connection
 ) -> None:
     configure_bench_logging(spec.log_level, Path(spec.log_path))
-    asyncio.run(_run(spec, ready, go, stop, starts))
+    run_on(spec.event_loop, _run(spec, ready, go, stop, starts))
 
 
 async def _run(
