@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import re
-from datetime import UTC, datetime
+import time
 from typing import Literal, TextIO
 
 __all__ = [
@@ -34,6 +35,10 @@ _RECORD_ATTRIBUTES = frozenset(
 # JSON line stays valid JSON after masking.
 _URL_PASSWORD = re.compile(r"([a-zA-Z][a-zA-Z0-9+.-]*://[^\s:/@\"']*:)[^\s@/\"']+@")
 
+# What makes a text field's value need quotes: whitespace (as str.isspace sees it),
+# a quote, or an equals sign.
+_NEEDS_QUOTES = re.compile(r'[\s"=]')
+
 # Any field value is written (str() of what JSON cannot hold), non-ASCII text as it is.
 _JSON_LINE = json.JSONEncoder(default=str, ensure_ascii=False)
 
@@ -44,6 +49,10 @@ _QUIET_LOGGERS = ("pgserver", "asyncio", "filelock", "fasteners")
 
 def mask_url_passwords(text: str) -> str:
     """Replace the password of every ``scheme://user:password@`` in ``text`` by ``***``."""
+    # Every match holds "://": most lines have none, and a substring test is far
+    # cheaper than letting the pattern try each letter of the line.
+    if "://" not in text:
+        return text
     return _URL_PASSWORD.sub(r"\1***@", text)
 
 
@@ -56,24 +65,44 @@ def event_fields(record: logging.LogRecord) -> dict[str, object]:
     }
 
 
-def _timestamp(record: logging.LogRecord) -> str:
-    moment = datetime.fromtimestamp(record.created, UTC)
-    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
-
-
 def _text_value(value: object) -> str:
-    if isinstance(value, str) and value and not any(c.isspace() or c in '"=' for c in value):
+    # Integers and finite floats are written as json.dumps writes them, without its
+    # cost: they are most of the fields (NaN and infinities are spelled its way below).
+    if type(value) is int or (type(value) is float and math.isfinite(value)):
+        return repr(value)
+    if isinstance(value, str) and value and _NEEDS_QUOTES.search(value) is None:
         return value
     # Quoted text, a number, or compact JSON: still one token of the line.
     return json.dumps(value, default=str, separators=(",", ":"))
 
 
-class TextLineFormatter(logging.Formatter):
+class _EventLineFormatter(logging.Formatter):
+    """What both formats share: a record's time, its date and second rendered once per second."""
+
+    # The last second rendered and its text, replaced on the instance as seconds pass;
+    # it starts as a real pair, so no "nothing cached yet" case is needed.
+    _second_text: tuple[int, str] = (0, "1970-01-01T00:00:00")
+
+    def _timestamp(self, record: logging.LogRecord) -> str:
+        """``record.created`` in UTC to the millisecond, as ``datetime.fromtimestamp`` has it."""
+        fraction, whole = math.modf(record.created)
+        # Rounded to the microsecond half to even, a million carried into the second,
+        # as datetime does; then cut (not rounded) to the millisecond, as isoformat does.
+        carry, micro = divmod(round(fraction * 1_000_000), 1_000_000)
+        second = int(whole) + carry
+        cached, text = self._second_text
+        if second != cached:
+            text = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(second))
+            self._second_text = (second, text)
+        return f"{text}.{micro // 1000:03d}Z"
+
+
+class TextLineFormatter(_EventLineFormatter):
     """``2025-01-01T12:00:00.000Z INFO workqueue.executor: claimed item id=3 kind=...``."""
 
     def format(self, record: logging.LogRecord) -> str:
         fields = " ".join(f"{k}={_text_value(v)}" for k, v in event_fields(record).items())
-        line = f"{_timestamp(record)} {record.levelname} {record.name}: {record.getMessage()}"
+        line = f"{self._timestamp(record)} {record.levelname} {record.name}: {record.getMessage()}"
         if fields:
             line = f"{line} {fields}"
         if record.exc_info:
@@ -82,12 +111,12 @@ class TextLineFormatter(logging.Formatter):
         return mask_url_passwords(line)
 
 
-class JsonLineFormatter(logging.Formatter):
+class JsonLineFormatter(_EventLineFormatter):
     """One JSON object per line: time, level, logger, message, then the extra fields."""
 
     def format(self, record: logging.LogRecord) -> str:
         document: dict[str, object] = {
-            "time": _timestamp(record),
+            "time": self._timestamp(record),
             "level": record.levelname,
             "logger": record.name,
             "message": record.getMessage(),
