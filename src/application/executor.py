@@ -288,7 +288,11 @@ class WorkExecutor:
         if keeper.lost is not None:
             return self._lease_lost(claim, keeper.lost)
         return await self._record(
-            claim, handler_task, context, stopping=self._stopping, claim_next=claim_next
+            claim,
+            handler_task,
+            context,
+            stopping=self._stopping,
+            claim_next=claim_next and not self._stopping,
         )
 
     async def _record(
@@ -300,7 +304,11 @@ class WorkExecutor:
         stopping: bool,
         claim_next: bool = False,
     ) -> ExecutionOutcome:
-        """Write the outcome of a finished handler task whose lease was not lost."""
+        """Write the outcome of a finished handler task whose lease was not lost.
+
+        A success also claims the next item when ``claim_next`` says so; never while
+        stopping or when the caller is being cancelled.
+        """
         progress = context.progress
         if handler_task.cancelled():
             if stopping:
@@ -308,7 +316,7 @@ class WorkExecutor:
             return await self._fail(claim, _SELF_CANCELLED, progress)
         error = handler_task.exception()
         if error is None:
-            return await self._complete(claim, progress, claim_next=claim_next and not stopping)
+            return await self._complete(claim, progress, claim_next=claim_next)
         if stopping:
             # Most likely the handler turned our cancellation into an error of its own.
             return await self._release(claim, progress)

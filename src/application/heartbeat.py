@@ -46,7 +46,7 @@ class LeaseKeeper:
         "_lease",
         "_lease_duration",
         "_log_extra",
-        "_stopped",
+        "_starting",
         "_store",
         "_task",
         "lost",
@@ -78,7 +78,6 @@ class LeaseKeeper:
         """The instant the lease last secured runs out, on the clock."""
         self.lost: str | None = None
         """Why the lease was lost, or None while it is held."""
-        self._stopped = False
         self._task: asyncio.Task[None] | None = None
 
     def start(self) -> None:
@@ -88,15 +87,18 @@ class LeaseKeeper:
         behind that task's first step, so a handler that returns without awaiting
         anything slow (most short items) costs no keeper task and no timer at all.
         """
-        asyncio.get_running_loop().call_soon(self._start_unless_done)
+        self._starting = asyncio.get_running_loop().call_soon(self._start_unless_done)
 
     def _start_unless_done(self) -> None:
-        if not (self._stopped or self._handler.done()):
+        if not self._handler.done():
             self._task = asyncio.create_task(self.keep())
 
     def stop(self) -> None:
-        """Stop heartbeating, or never start; the lease stays as it was last secured."""
-        self._stopped = True
+        """Stop heartbeating, or never start; the lease stays as it was last secured.
+
+        Call it after :meth:`start`.
+        """
+        self._starting.cancel()  # nothing happens if the check already ran
         if self._task is not None:
             self._task.cancel()
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import fcntl
 import io
 import json
@@ -12,6 +13,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
+import uvloop
 from dependency_injector import providers
 from worker_world import WorkerWorld
 
@@ -329,3 +331,38 @@ class TestBrokenPipes:
         status = main(["status"], container_factory=self.gone, out=io.StringIO())
 
         assert (status, redirected) == (0, [])
+
+
+class LoopRecordingWorker(StoppedWorker):
+    """A stopped worker that notes which event loop ran it."""
+
+    loop_type: type | None = None
+
+    async def run(self) -> None:
+        self.loop_type = type(asyncio.get_running_loop())
+        await super().run()
+
+
+def test_the_worker_runs_on_uvloop(world: WorkerWorld) -> None:
+    worker = LoopRecordingWorker()
+
+    status = main(["worker"], container_factory=with_a_stopped_worker(world, worker))
+
+    assert status == 0
+    assert worker.loop_type is uvloop.Loop
+
+
+def test_the_short_commands_run_on_the_default_event_loop(
+    world: WorkerWorld, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    loop_types: list[type] = []
+
+    async def show_status(*args: object, **kwargs: object) -> None:
+        loop_types.append(type(asyncio.get_running_loop()))
+
+    monkeypatch.setattr("entrypoints.cli.show_status", show_status)
+
+    assert world.cli("status").status == 0
+    assert len(loop_types) == 1
+    assert not issubclass(loop_types[0], uvloop.Loop)
+    assert issubclass(loop_types[0], asyncio.BaseEventLoop)
