@@ -61,14 +61,20 @@ from urllib.parse import urlsplit, urlunsplit
 import asyncpg
 import pytest
 import pytest_asyncio
-from hypothesis import settings
+from hypothesis import Phase, settings
 
 from adapters.postgres import close_pool, create_pool, migrate, redact_dsn
 
 # Under mutmut (which sets MUTANT_UNDER_TEST for the whole run), property-based
 # tests draw the same examples every time, so a mutant is killed or survives on
-# every run alike and the mutation gate cannot flicker.
-settings.register_profile("mutation", derandomize=True, database=None)
+# every run alike and the mutation gate cannot flicker; and a failure is reported
+# as found, not shrunk (shrinking a mutant's failure can take minutes).
+settings.register_profile(
+    "mutation",
+    derandomize=True,
+    database=None,
+    phases=[Phase.explicit, Phase.reuse, Phase.generate],
+)
 if "MUTANT_UNDER_TEST" in os.environ:
     settings.load_profile("mutation")
 
@@ -373,6 +379,9 @@ def run_in_fresh_loop() -> Callable[[Callable[[], Coroutine[Any, Any, T]]], T]:
     return run_on_own_loop
 
 
+# The process's own exit, taken before any test can replace os._exit with a fake.
+_exit_now = os._exit
+
 # The slowest database-free test takes a few seconds; one that runs this long has hung.
 HUNG_AFTER_SECONDS = 20.0
 
@@ -403,7 +412,7 @@ def _database_free_tests_fail_instead_of_hanging(request: pytest.FixtureRequest)
             capture.suspend_global_capture(in_=False)
         sys.stderr.write(f"\n{request.node.nodeid} still hung after the first alarm; exiting\n")
         faulthandler.dump_traceback(sys.stderr)
-        os._exit(1)
+        _exit_now(1)
 
     previous = signal.signal(signal.SIGALRM, hung)
     # Repeating: a second alarm ends the process when the first one did not end the test.
