@@ -16,14 +16,21 @@ from domain import Lease, WorkContext
 LEASE = timedelta(seconds=60)
 
 
-def keeper_for(bench: Bench, handler: asyncio.Task[None], spy: StoreSpy) -> LeaseKeeper:
+def keeper_for(
+    bench: Bench,
+    handler: asyncio.Task[None],
+    spy: StoreSpy,
+    *,
+    secured_for: timedelta = LEASE,
+) -> LeaseKeeper:
+    """A keeper of item 1's lease, secured for ``secured_for`` from now (negative: run out)."""
     return LeaseKeeper(
         spy,  # type: ignore[arg-type]
         bench.clock,
         Lease(1, 1),
         handler=handler,
         context=ExecutionContext(item_id=1, attempt=1, kind="alpha"),
-        secured_until=bench.clock.now() + LEASE,
+        secured_until=bench.clock.now() + secured_for,
         interval=2.0,
         lease_duration=LEASE,
         log_extra={},
@@ -121,17 +128,7 @@ async def test_a_lease_run_out_after_the_handler_returned_is_left_to_the_outcome
 
     handler = asyncio.create_task(instant())
     await asyncio.wait((handler,))
-    keeper = LeaseKeeper(
-        StoreSpy(bench.store),  # type: ignore[arg-type]
-        bench.clock,
-        Lease(1, 1),
-        handler=handler,
-        context=ExecutionContext(item_id=1, attempt=1, kind="alpha"),
-        secured_until=bench.clock.now() - timedelta(seconds=1),
-        interval=2.0,
-        lease_duration=LEASE,
-        log_extra={},
-    )
+    keeper = keeper_for(bench, handler, StoreSpy(bench.store), secured_for=-timedelta(seconds=1))
 
     await keeper.keep()
 
@@ -143,17 +140,7 @@ async def test_a_lease_run_out_while_the_handler_runs_is_lost_and_cancels_it(
     bench: Bench,
 ) -> None:
     handler = asyncio.create_task(asyncio.Event().wait())
-    keeper = LeaseKeeper(
-        StoreSpy(bench.store),  # type: ignore[arg-type]
-        bench.clock,
-        Lease(1, 1),
-        handler=handler,
-        context=ExecutionContext(item_id=1, attempt=1, kind="alpha"),
-        secured_until=bench.clock.now() - timedelta(seconds=1),
-        interval=2.0,
-        lease_duration=LEASE,
-        log_extra={},
-    )
+    keeper = keeper_for(bench, handler, StoreSpy(bench.store), secured_for=-timedelta(seconds=1))
 
     await keeper.keep()
     await asyncio.gather(handler, return_exceptions=True)
