@@ -16,10 +16,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections import Counter
 from collections.abc import Collection
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
+from application.execution import ExecutionStatus
 from application.executor import WorkExecutor
 from application.recovery import LeaseRecovery
 from application.scheduler import WorkScheduler
@@ -31,6 +34,14 @@ logger = logging.getLogger("workqueue.worker")
 
 DEFAULT_POLL_INTERVAL = 5.0
 """Seconds an idle worker waits between cycles when no notification wakes it."""
+
+
+@dataclass(slots=True)
+class _Stretch:
+    """Items run since ``began``, counted by how they ended, for the worker's INFO line."""
+
+    began: datetime
+    counts: Counter[ExecutionStatus] = field(default_factory=Counter)
 
 
 class Worker:
@@ -142,19 +153,50 @@ class Worker:
         :raises StoreUnavailableError: if the store cannot be reached.
         """
         executed = 0
+        stretch = _Stretch(self._clock.now())
         try:
             while not self._stop_requested:
                 # Each success is completed together with the next item's claim.
-                if await self._executor.run_next(claim_next=True) is None:
+                outcome = await self._executor.run_next(claim_next=True)
+                if outcome is None:
                     break
                 executed += 1
+                stretch.counts[outcome.status] += 1
                 if self._clock.now() >= self._next_recovery:
+                    stretch = self._log_stretch(stretch)
                     await self._recover()
         finally:
             # Stopped, cancelled or cut off with an item claimed for the next turn:
             # hand it back now rather than let its lease run out.
             await self._executor.release_held()
+            self._log_stretch(stretch)
         return executed
+
+    def _log_stretch(self, stretch: _Stretch) -> _Stretch:
+        """Log what the items run since ``stretch`` began came to, if any; start a new one.
+
+        One INFO line per run of items, and one per poll interval of a long run: how
+        many, in how long, and how they ended. Each item's own line is DEBUG (a failure
+        or a lost lease is also a WARNING of its own).
+        """
+        now = self._clock.now()
+        items = sum(stretch.counts.values())
+        if items:
+            ended = {
+                status.value: stretch.counts[status]
+                for status in ExecutionStatus
+                if stretch.counts[status]
+            }
+            seconds = (now - stretch.began).total_seconds()
+            logger.info(
+                "ran %d %s in %.3f s: %s",
+                items,
+                "item" if items == 1 else "items",
+                seconds,
+                ", ".join(f"{count} {status}" for status, count in ended.items()),
+                extra={"items": items, "seconds": seconds, **ended},
+            )
+        return _Stretch(now)
 
     async def _recover(self) -> None:
         """One lease-recovery pass; the next is due a poll interval from now.

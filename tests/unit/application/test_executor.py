@@ -666,17 +666,13 @@ class TestLogging:
         await executor.run_next()
         await executor.run_next()
 
-        def line(item_id: int, level: int) -> logging.LogRecord:
-            (record,) = [
-                r
-                for r in caplog.records
-                if getattr(r, "item_id", None) == item_id and r.levelno == level
-            ]
-            return record
-
-        claimed = line(ok, logging.DEBUG)
-        succeeded = line(ok, logging.INFO)
-        failed = line(bad, logging.WARNING)
+        claimed, succeeded = [r for r in caplog.records if getattr(r, "item_id", None) == ok]
+        (failed,) = [
+            r
+            for r in caplog.records
+            if getattr(r, "item_id", None) == bad and r.levelno == logging.WARNING
+        ]
+        assert (claimed.levelno, succeeded.levelno) == (logging.DEBUG, logging.DEBUG)
         assert "claimed" in claimed.getMessage()
         assert "succeeded" in succeeded.getMessage()
         assert (succeeded.kind, succeeded.attempt) == ("alpha", 1)  # type: ignore[attr-defined]

@@ -57,7 +57,7 @@ def debug_log(caplog: pytest.LogCaptureFixture) -> pytest.LogCaptureFixture:
 
 
 class TestOutcomesInFull:
-    async def test_a_success_is_one_line_naming_kind_item_duration_and_attempt(
+    async def test_a_success_is_one_debug_line_naming_kind_item_duration_and_attempt(
         self, bench: Bench, debug_log: pytest.LogCaptureFixture
     ) -> None:
         async def two_seconds(ctx: WorkContext) -> None:
@@ -78,11 +78,23 @@ class TestOutcomesInFull:
         )
         assert executor_lines(debug_log) == [
             ("DEBUG", f"claimed alpha item {item_id} (attempt 1)"),
-            ("INFO", f"alpha item {item_id} succeeded in 1.500 s (attempt 1)"),
+            ("DEBUG", f"alpha item {item_id} succeeded in 1.500 s (attempt 1)"),
         ]
         assert item_fields(debug_log) == [(item_id, "alpha", 1)] * 2
         item = await bench.item(item_id)
         assert item.worker_id == "worker-1"
+
+    async def test_at_info_a_success_writes_no_line_of_its_own(
+        self, bench: Bench, caplog: pytest.LogCaptureFixture
+    ) -> None:
+        caplog.set_level(logging.INFO, logger=EXECUTOR_LOG)
+        await bench.enqueue("a")
+
+        outcome = await bench.executor().run_next()
+
+        assert outcome is not None
+        assert outcome.status is ExecutionStatus.SUCCEEDED
+        assert [r for r in caplog.records if r.name == EXECUTOR_LOG] == []
 
     async def test_a_failure_is_one_line_with_the_stored_error_and_a_debug_traceback(
         self, bench: Bench, debug_log: pytest.LogCaptureFixture
