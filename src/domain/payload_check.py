@@ -2,16 +2,22 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from functools import cache
 from typing import Any
 
-from pydantic import ValidationError
-from pydantic_core import PydanticSerializationError
+from pydantic import TypeAdapter, ValidationError
+from pydantic_core import PydanticSerializationError, to_json
 
 from domain.errors import InvalidPayloadError
 from domain.payload import WorkPayload
 from domain.storable import unstorable_character
 
-__all__ = ["checked_payload_json"]
+__all__ = ["checked_payload_json", "checked_payloads_json"]
+
+# What the check of one payload calls on its model; a batch is checked together only
+# for models that take all of them from pydantic (and to_json from WorkPayload).
+_CHECK_METHODS = ("model_dump", "model_validate", "to_json")
 
 
 def checked_payload_json(payload: WorkPayload) -> dict[str, Any]:
@@ -53,6 +59,91 @@ def checked_payload_json(payload: WorkPayload) -> dict[str, Any]:
     return stored
 
 
+def checked_payloads_json(payloads: Sequence[WorkPayload]) -> list[dict[str, Any]]:
+    """The JSON objects to store for ``payloads``, in order: each what
+    :func:`checked_payload_json` returns for it.
+
+    The payloads of one model are dumped, validated again and dumped once more
+    together, a few calls into pydantic's core for the whole batch instead of
+    several per payload. That answers for every payload only when the batch passes
+    cleanly: when any step fails, when the stored JSON might hold unstorable text,
+    or when a model overrides a method the check calls, the payloads are checked one
+    by one with :func:`checked_payload_json`, which finds the first problem in order
+    and says what it is.
+
+    :raises InvalidPayloadError: as :func:`checked_payload_json` does, for the first
+        payload it refuses.
+    """
+    stored = _checked_together(payloads)
+    if stored is None:
+        return [checked_payload_json(payload) for payload in payloads]
+    return stored
+
+
+def _checked_together(payloads: Sequence[WorkPayload]) -> list[dict[str, Any]] | None:
+    """What :func:`checked_payloads_json` returns, or None to check the batch one by one."""
+    stored_by_model = {}
+    for model in {type(payload) for payload in payloads}:
+        stored = _checked_alike(model, [payload for payload in payloads if type(payload) is model])
+        if stored is None:
+            return None
+        stored_by_model[model] = iter(stored)
+    return [next(stored_by_model[type(payload)]) for payload in payloads]
+
+
+def _checked_alike(
+    model: type[WorkPayload], payloads: list[WorkPayload]
+) -> list[dict[str, Any]] | None:
+    """The stored JSON of ``payloads``, all of exactly ``model``, or None.
+
+    The steps of :func:`checked_payload_json`, each over the whole list. None when
+    one of them fails (whatever it raises: one by one, an earlier payload may be
+    refused first), or when a payload might hold text no store can hold.
+    """
+    try:
+        if not _checked_by_pydantic(model):
+            return None
+        payloads_of_model = _payload_list(model)
+        dumped = payloads_of_model.dump_python(payloads, mode="json", warnings=False)
+        stored: list[dict[str, Any]] = payloads_of_model.dump_python(
+            payloads_of_model.validate_python(dumped), mode="json"
+        )
+        # The stored form's JSON holds all its text: to_json writes a NUL as the
+        # escape \u0000 and refuses a lone surrogate.
+        if b"\\u0000" in to_json(stored):
+            return None
+        given = payloads_of_model.dump_python(payloads, warnings=False)
+        # Usually every payload dumps as it is stored, and one comparison says so.
+        if given != stored and any(map(_given_holds_unstorable_text, given, stored)):
+            return None
+    except Exception:
+        # Whatever it was, the one-by-one check says what went wrong, and for which.
+        return None
+    return stored
+
+
+def _given_holds_unstorable_text(given: object, stored: object) -> bool:
+    """Whether a payload as given holds text no store can hold that its stored JSON hides.
+
+    Where the two dump alike, the stored JSON has already been looked at; elsewhere
+    the payload as given is walked, as :func:`checked_payload_json` walks it.
+    """
+    return given != stored and _unstorable_text(given, ()) is not None
+
+
+@cache
+def _checked_by_pydantic(model: type[WorkPayload]) -> bool:
+    """Whether no class from ``model`` up to WorkPayload overrides a method the check calls."""
+    own_classes = model.__mro__[: model.__mro__.index(WorkPayload)]
+    return not any(name in vars(cls) for cls in own_classes for name in _CHECK_METHODS)
+
+
+@cache
+def _payload_list(model: type[WorkPayload]) -> TypeAdapter[list[Any]]:
+    """Validation and serialisation of a list of ``model``, by ``model``'s own schema."""
+    return TypeAdapter(list[model])  # type: ignore[valid-type]
+
+
 def _unstorable_text(value: object, path: tuple[object, ...]) -> str | None:
     """``"<field path>: why"`` for the first text in ``value`` no store can hold, else None.
 
@@ -64,7 +155,8 @@ def _unstorable_text(value: object, path: tuple[object, ...]) -> str | None:
         return None if character is None else f"{_spelled_path(path)}: text holds {character}"
     if isinstance(value, dict):
         for key, item in value.items():
-            character = unstorable_character(key)
+            # Only a text key can hold text; JSON writes other keys (numbers) as digits.
+            character = unstorable_character(key) if isinstance(key, str) else None
             if character is not None:
                 return f"{_spelled_path(path)}: a key holds {character}"
             problem = _unstorable_text(item, (*path, key))

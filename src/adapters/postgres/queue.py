@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import asyncpg
-from pydantic_core import to_json
+from pydantic_core import from_json, to_json
 
+from adapters.postgres.held import HeldConnection
 from adapters.postgres.queue_sql import (
     ENQUEUE,
     ENQUEUE_IF_DUE,
@@ -21,11 +23,12 @@ from domain import (
     Clock,
     EnqueueRequest,
     EnqueueResult,
+    InvalidDedupKeyError,
     WorkPayload,
     WorkSchedule,
     check_dedup_key,
 )
-from domain.payload_check import checked_payload_json
+from domain.payload_check import checked_payload_json, checked_payloads_json
 
 __all__ = ["PostgresWorkQueue"]
 
@@ -35,6 +38,15 @@ class _CheckedRequest:
     kind: str
     payload_json: str
     dedup_key: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class _CheckedBatch:
+    """The requests of a batch once checked, as parallel lists in request order."""
+
+    kinds: list[str]
+    payloads: list[dict[str, Any]]
+    dedup_keys: list[str | None]
 
 
 class PostgresWorkQueue:  # pragma: no mutate block
@@ -58,7 +70,19 @@ class PostgresWorkQueue:  # pragma: no mutate block
 
     def __init__(self, pool: asyncpg.Pool, clock: Clock) -> None:
         self._pool = pool
+        # Enqueues one after another (a producer's loop) share one kept connection;
+        # concurrent ones (a web process) go through the pool as before.
+        self._connection = HeldConnection(pool)
         self._clock = clock
+
+    async def close(self) -> None:
+        """Give the connection this queue keeps between enqueues back to the pool.
+
+        Call it before closing the pool, or the pool waits up to
+        :data:`~adapters.postgres.held.IDLE_CHECK_SECONDS` for it. The queue still
+        works afterwards, through the pool.
+        """
+        await self._connection.close()
 
     async def enqueue(self, payload: WorkPayload, *, dedup_key: str | None = None) -> EnqueueResult:
         """Insert a queued item for ``payload``, or return the queued item that absorbs it.
@@ -71,7 +95,7 @@ class PostgresWorkQueue:  # pragma: no mutate block
         if request.dedup_key is None:
             # Nothing can absorb it: a plain insert.
             with connection_loss_as_unavailable():
-                item_id: int = await self._pool.fetchval(
+                item_id: int = await self._connection.fetchval(
                     ENQUEUE_ONE_WITHOUT_KEY, request.kind, request.payload_json, self._clock.now()
                 )
             return EnqueueResult(id=item_id, created=True)
@@ -79,7 +103,7 @@ class PostgresWorkQueue:  # pragma: no mutate block
         # absorbed the request was claimed between the insert and the lookup.
         while True:
             with connection_loss_as_unavailable():
-                row = await self._pool.fetchrow(
+                row = await self._connection.fetchrow(
                     ENQUEUE_ONE,
                     request.kind,
                     request.payload_json,
@@ -99,17 +123,17 @@ class PostgresWorkQueue:  # pragma: no mutate block
         :raises InvalidPayloadError: if any payload is invalid; nothing is written.
         :raises StoreUnavailableError: if the database cannot be reached.
         """
-        checked = [_check(request) for request in requests]
-        if checked and all(request.dedup_key is None for request in checked):
+        batch = _check_batch(requests)
+        if batch.kinds and all(dedup_key is None for dedup_key in batch.dedup_keys):
             # Nothing to absorb: one insert of the whole batch, every request creates.
-            return await self._insert_all(checked)
-        results: list[EnqueueResult | None] = [None] * len(checked)
-        unanswered = list(range(len(checked)))
+            return await self._insert_all(batch)
+        results: list[EnqueueResult | None] = [None] * len(batch.kinds)
+        unanswered = list(range(len(batch.kinds)))
         # Normally one pass answers everything. A request is left unanswered only
         # when the queued item that absorbed it was claimed between the statement's
         # insert and its lookup; the next pass then inserts or finds another one.
         while unanswered:
-            answers = await self._insert_or_absorb([checked[index] for index in unanswered])
+            answers = await self._insert_or_absorb(batch, unanswered)
             left = []
             for index, answer in zip(unanswered, answers, strict=True):
                 if answer is None:
@@ -153,33 +177,55 @@ class PostgresWorkQueue:  # pragma: no mutate block
                 )
         return None if item_id is None else EnqueueResult(id=item_id, created=True)
 
-    async def _insert_all(self, requests: Sequence[_CheckedRequest]) -> list[EnqueueResult]:
+    async def _insert_all(self, batch: _CheckedBatch) -> list[EnqueueResult]:
         with connection_loss_as_unavailable():
-            ids: list[int] = await self._pool.fetchval(
+            ids: str = await self._connection.fetchval(
                 ENQUEUE_WITHOUT_KEYS,
-                [request.kind for request in requests],
-                [request.payload_json for request in requests],
+                # One JSON array each for the whole batch: the client encodes one
+                # text instead of a thousand, and the server parses one.
+                to_json(batch.kinds).decode(),
+                to_json(batch.payloads).decode(),
                 self._clock.now(),
+                # The kinds to notify: every request creates, so every kind gets work.
+                to_json(sorted(set(batch.kinds))).decode(),
             )
-        return [EnqueueResult(id=item_id, created=True) for item_id in ids]
+        return [EnqueueResult(item_id, True) for item_id in from_json(ids)]
 
     async def _insert_or_absorb(
-        self, requests: Sequence[_CheckedRequest]
+        self, batch: _CheckedBatch, positions: Sequence[int]
     ) -> list[EnqueueResult | None]:
-        if not requests:
+        if not positions:
             return []
         with connection_loss_as_unavailable():
-            rows = await self._pool.fetch(
+            rows = await self._connection.fetch(
                 ENQUEUE,
-                [request.kind for request in requests],
-                [request.payload_json for request in requests],
-                [request.dedup_key for request in requests],
+                to_json([batch.kinds[position] for position in positions]).decode(),
+                to_json([batch.payloads[position] for position in positions]).decode(),
+                to_json([batch.dedup_keys[position] for position in positions]).decode(),
                 self._clock.now(),
             )
         return [
             None if row["id"] is None else EnqueueResult(id=row["id"], created=row["created"])
             for row in rows
         ]
+
+
+def _check_batch(requests: Sequence[EnqueueRequest]) -> _CheckedBatch:
+    """Check every request of a batch, refusing it as separate checks in order would."""
+    try:
+        dedup_keys = [check_dedup_key(request.dedup_key) for request in requests]
+    except InvalidDedupKeyError:
+        # One by one, a bad payload before the bad key is what gets reported.
+        for request in requests:
+            _check(request)
+        raise
+    payloads = checked_payloads_json([request.payload for request in requests])
+    kind_names = {model: model.kind_name() for model in {type(r.payload) for r in requests}}
+    return _CheckedBatch(
+        kinds=[kind_names[type(request.payload)] for request in requests],
+        payloads=payloads,
+        dedup_keys=dedup_keys,
+    )
 
 
 def _check(request: EnqueueRequest) -> _CheckedRequest:

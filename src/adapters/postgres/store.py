@@ -26,6 +26,7 @@ from typing import TypeVar
 import asyncpg
 from pydantic import JsonValue
 
+from adapters.postgres.held import HeldConnection
 from adapters.postgres.rows import work_item_from_row
 from adapters.postgres.sql import load_statements
 from adapters.postgres.unavailable import connection_loss_as_unavailable
@@ -45,13 +46,26 @@ T = TypeVar("T")
 class PostgresWorkStore(WorkStore):  # pragma: no mutate block
     """A :class:`~domain.WorkStore` on the ``work_items`` table.
 
+    Its statements go one after another on one connection borrowed from ``pool``
+    while they keep coming (:class:`~adapters.postgres.held.HeldConnection`), and
+    through the pool when that one is busy.
+
     :param pool: connections to a migrated database (see :func:`create_pool`).
     :param clock: stamps every timestamp and decides which leases have expired.
     """
 
     def __init__(self, pool: asyncpg.Pool, clock: Clock) -> None:
-        self._pool = pool
+        self._connection = HeldConnection(pool)
         self._clock = clock
+
+    async def close(self) -> None:
+        """Give the connection this store keeps between statements back to the pool.
+
+        Call it before closing the pool, or the pool waits up to
+        :data:`~adapters.postgres.held.IDLE_CHECK_SECONDS` for it. The store still
+        works afterwards, through the pool.
+        """
+        await self._connection.close()
 
     async def claim(
         self, kinds: Collection[str], *, worker_id: str, lease_duration: timedelta
@@ -65,7 +79,7 @@ class PostgresWorkStore(WorkStore):  # pragma: no mutate block
             return None
         now = self._clock.now()
         with connection_loss_as_unavailable():
-            row = await self._pool.fetchrow(
+            row = await self._connection.fetchrow(
                 _SQL["claim"], names, worker_id, now, now + lease_duration
             )
         return None if row is None else work_item_from_row(row)
@@ -80,7 +94,7 @@ class PostgresWorkStore(WorkStore):  # pragma: no mutate block
         """
         now = self._clock.now()
         with connection_loss_as_unavailable():
-            held = await self._pool.fetchval(
+            held = await self._connection.fetchval(
                 _SQL["heartbeat"],
                 lease.item_id,
                 lease.attempt,
@@ -97,7 +111,7 @@ class PostgresWorkStore(WorkStore):  # pragma: no mutate block
         :raises StoreUnavailableError: if the database cannot be reached.
         """
         with connection_loss_as_unavailable():
-            held = await self._pool.fetchval(
+            held = await self._connection.fetchval(
                 _SQL["complete"], lease.item_id, lease.attempt, self._clock.now(), progress
             )
         return held is not None
@@ -122,7 +136,7 @@ class PostgresWorkStore(WorkStore):  # pragma: no mutate block
             return await self.complete(lease, progress=progress), None
         now = self._clock.now()
         with connection_loss_as_unavailable():
-            row = await self._pool.fetchrow(
+            row = await self._connection.fetchrow(
                 _SQL["complete_and_claim"],
                 lease.item_id,
                 lease.attempt,
@@ -143,7 +157,7 @@ class PostgresWorkStore(WorkStore):  # pragma: no mutate block
         :raises StoreUnavailableError: if the database cannot be reached.
         """
         with connection_loss_as_unavailable():
-            held = await self._pool.fetchval(
+            held = await self._connection.fetchval(
                 _SQL["fail"], lease.item_id, lease.attempt, self._clock.now(), progress, error
             )
         return held is not None
@@ -157,7 +171,7 @@ class PostgresWorkStore(WorkStore):  # pragma: no mutate block
         """
 
         async def release_once() -> bool:
-            rows = await self._pool.fetch(
+            rows = await self._connection.fetch(
                 _SQL["release"], lease.item_id, lease.attempt, self._clock.now(), progress
             )
             return bool(rows)
@@ -174,7 +188,9 @@ class PostgresWorkStore(WorkStore):  # pragma: no mutate block
             raise ValueError(f"max_stalls must be at least 1, not {max_stalls}")
 
         async def recover_once() -> list[asyncpg.Record]:
-            return await self._pool.fetch(_SQL["recover_expired"], self._clock.now(), max_stalls)
+            return await self._connection.fetch(
+                _SQL["recover_expired"], self._clock.now(), max_stalls
+            )
 
         rows = await _rerun_on_dedup_race(recover_once)
         result = RecoveryResult()
@@ -193,7 +209,7 @@ class PostgresWorkStore(WorkStore):  # pragma: no mutate block
         :raises StoreUnavailableError: if the database cannot be reached.
         """
         with connection_loss_as_unavailable():
-            due = await self._pool.fetchval(
+            due = await self._connection.fetchval(
                 _SQL["is_due"], kind_name(kind), self._clock.now() - interval
             )
         return bool(due)
@@ -208,7 +224,9 @@ class PostgresWorkStore(WorkStore):  # pragma: no mutate block
         if limit < 1:
             raise ValueError(f"purge limit must be at least 1, not {limit}")
         with connection_loss_as_unavailable():
-            deleted = await self._pool.fetchval(_SQL["purge_finished"], finished_before, limit)
+            deleted = await self._connection.fetchval(
+                _SQL["purge_finished"], finished_before, limit
+            )
         return int(deleted)
 
     async def get(self, item_id: int) -> WorkItem | None:
@@ -217,7 +235,7 @@ class PostgresWorkStore(WorkStore):  # pragma: no mutate block
         :raises StoreUnavailableError: if the database cannot be reached.
         """
         with connection_loss_as_unavailable():
-            row = await self._pool.fetchrow(_SQL["get"], item_id)
+            row = await self._connection.fetchrow(_SQL["get"], item_id)
         return None if row is None else work_item_from_row(row)
 
     async def list_items(
@@ -237,7 +255,7 @@ class PostgresWorkStore(WorkStore):  # pragma: no mutate block
         kind_names = None if kinds is None else [kind_name(kind) for kind in kinds]
         statement = _SQL["list_items_newest_first" if newest_first else "list_items_oldest_first"]
         with connection_loss_as_unavailable():
-            rows = await self._pool.fetch(statement, status_names, kind_names, max(limit, 0))
+            rows = await self._connection.fetch(statement, status_names, kind_names, max(limit, 0))
         return [work_item_from_row(row) for row in rows]
 
     async def count_by_kind_and_status(self) -> dict[tuple[str, WorkStatus], int]:
@@ -246,7 +264,7 @@ class PostgresWorkStore(WorkStore):  # pragma: no mutate block
         :raises StoreUnavailableError: if the database cannot be reached.
         """
         with connection_loss_as_unavailable():
-            rows = await self._pool.fetch(_SQL["count_by_kind_and_status"])
+            rows = await self._connection.fetch(_SQL["count_by_kind_and_status"])
         return {(row["kind"], WorkStatus(row["status"])): row["items"] for row in rows}
 
 

@@ -8,8 +8,9 @@ stores with in-memory ones never opens a pool::
     container = build_container(settings)
     container.work_store.override(providers.Object(InMemoryWorkStore(state, clock)))
 
-The database and the pool are resources: opened on first use, closed by
-``await container.shutdown_resources()``.
+The database, the pool, the work queue and store (each keeps one of the
+pool's connections) and the listener are resources: opened on first use, closed by
+``await container.shutdown_resources()``, each before what it depends on.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from typing import TypeVar
 from dependency_injector import containers, providers
 
 from adapters.clock import SystemClock
-from adapters.postgres import PostgresRefreshTokenStore, PostgresWorkQueue, PostgresWorkStore
+from adapters.postgres import PostgresRefreshTokenStore
 from application.execution import ExecutorSettings
 from application.executor import WorkExecutor
 from application.recovery import LeaseRecovery
@@ -30,7 +31,13 @@ from application.registry import KindRegistry
 from application.scheduler import WorkScheduler
 from application.worker import Worker
 from domain import TokenCleanup, WorkItemRetention, WorkKind, WorkSchedule
-from entrypoints.worker.database import open_database, open_notifications, open_pool
+from entrypoints.worker.database import (
+    open_database,
+    open_notifications,
+    open_pool,
+    open_work_queue,
+    open_work_store,
+)
 from entrypoints.worker.handlers import TokenCleanupHandler, WorkItemRetentionHandler
 from entrypoints.worker.schema import PostgresSchema
 from entrypoints.worker.settings import WorkerSettings
@@ -74,8 +81,9 @@ class WorkerContainer(containers.DeclarativeContainer):
     )
     schema = providers.Singleton(PostgresSchema, pool)
 
-    work_queue = providers.Singleton(PostgresWorkQueue, pool, clock)
-    work_store = providers.Singleton(PostgresWorkStore, pool, clock)
+    # Resources: each keeps a connection of the pool, handed back before the pool closes.
+    work_queue = providers.Resource(open_work_queue, pool, clock)
+    work_store = providers.Resource(open_work_store, pool, clock)
     refresh_tokens = providers.Singleton(PostgresRefreshTokenStore, pool)
     notifications = providers.Resource(open_notifications, database)
 

@@ -19,7 +19,14 @@ from typing import TYPE_CHECKING
 
 from pydantic import SecretStr
 
-from adapters.postgres import PostgresWorkNotifications, create_pool, is_connection_loss, redact_dsn
+from adapters.postgres import (
+    PostgresWorkNotifications,
+    PostgresWorkQueue,
+    PostgresWorkStore,
+    create_pool,
+    is_connection_loss,
+    redact_dsn,
+)
 from domain import Clock
 from entrypoints.worker.embedded import start_embedded_postgres
 from entrypoints.worker.log_format import mask_url_passwords
@@ -34,6 +41,8 @@ __all__ = [
     "open_database",
     "open_notifications",
     "open_pool",
+    "open_work_queue",
+    "open_work_store",
     "retry_delays",
 ]
 
@@ -140,6 +149,32 @@ async def open_pool(
         yield pool
     finally:
         await pool.close()
+
+
+async def open_work_store(pool: asyncpg.Pool, clock: Clock) -> AsyncIterator[PostgresWorkStore]:
+    """Container resource: the work store on ``pool``, closed before the pool is.
+
+    The store keeps one of the pool's connections between its statements; closing
+    it first hands that connection back, so the pool's own close need not wait
+    for it.
+    """
+    store = PostgresWorkStore(pool, clock)
+    try:
+        yield store
+    finally:
+        await store.close()
+
+
+async def open_work_queue(pool: asyncpg.Pool, clock: Clock) -> AsyncIterator[PostgresWorkQueue]:
+    """Container resource: the work queue on ``pool``, closed before the pool is.
+
+    Like the store, it keeps one of the pool's connections between enqueues.
+    """
+    queue = PostgresWorkQueue(pool, clock)
+    try:
+        yield queue
+    finally:
+        await queue.close()
 
 
 async def open_notifications(database: DatabaseTarget) -> AsyncIterator[PostgresWorkNotifications]:

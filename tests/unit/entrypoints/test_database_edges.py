@@ -19,6 +19,8 @@ from entrypoints.worker.database import (
     open_database,
     open_notifications,
     open_pool,
+    open_work_queue,
+    open_work_store,
 )
 
 DSN = "postgresql://app:n0t-for-logs@db:5432/queue"
@@ -203,3 +205,34 @@ async def test_notifications_listen_on_the_database_and_stop_at_the_end() -> Non
     assert not notifications.is_listening
     with pytest.raises(StopAsyncIteration):
         await anext(opening)
+
+
+@pytest.mark.parametrize(
+    ("opener", "adapter"),
+    [(open_work_store, "PostgresWorkStore"), (open_work_queue, "PostgresWorkQueue")],
+    ids=["store", "queue"],
+)
+async def test_the_store_and_the_queue_are_built_on_the_pool_and_closed_when_the_run_ends(
+    monkeypatch: pytest.MonkeyPatch, opener: Any, adapter: str
+) -> None:
+    made: list[tuple[object, object]] = []
+    closed: list[object] = []
+
+    class Recording:
+        def __init__(self, pool: object, clock: object) -> None:
+            made.append((pool, clock))
+
+        async def close(self) -> None:
+            closed.append(self)
+
+    monkeypatch.setattr(database, adapter, Recording)
+    pool, clock = FakePool(), InstantClock()
+    opening = opener(pool, clock)
+
+    built = await anext(opening)
+
+    assert made == [(pool, clock)]
+    assert closed == []
+    with pytest.raises(StopAsyncIteration):
+        await anext(opening)
+    assert closed == [built]

@@ -12,7 +12,7 @@ import pytest
 from adapters.postgres import SchemaNotCurrentError, is_connection_loss, redact_dsn
 from adapters.postgres import schema as schema_module
 from adapters.postgres.pool import _dump_json
-from adapters.postgres.queue import _check, _CheckedRequest
+from adapters.postgres.queue import _check, _check_batch, _CheckedBatch, _CheckedRequest
 from adapters.postgres.rows import work_item_from_row
 from adapters.postgres.schema import _column_line, schema_difference
 from adapters.postgres.sql import parse_statements
@@ -20,6 +20,7 @@ from adapters.postgres.unavailable import connection_loss_as_unavailable
 from domain import (
     EnqueueRequest,
     InvalidDedupKeyError,
+    InvalidPayloadError,
     StoreUnavailableError,
     TokenCleanup,
     WorkItem,
@@ -161,6 +162,15 @@ def test_a_row_reads_as_the_work_item_it_holds() -> None:
     assert isinstance(item.status, WorkStatus)
 
 
+def test_a_row_with_a_status_that_is_not_one_is_refused_naming_it() -> None:
+    row: dict[str, Any] = dict.fromkeys(
+        ("id", "kind", "payload", "attempt", "stalls", "dedup_key", "enqueued_at")
+    ) | {"status": "paused"}
+
+    with pytest.raises(ValueError, match=r"^'paused' is not a valid WorkStatus$"):
+        work_item_from_row(row)  # type: ignore[arg-type]
+
+
 def test_a_finished_row_keeps_its_finish_and_its_error() -> None:
     row: dict[str, Any] = {
         "id": 5,
@@ -282,6 +292,32 @@ class TestWhatTheQueueSends:
     def test_a_request_with_an_unusable_dedup_key_is_refused_before_sending(self) -> None:
         with pytest.raises(InvalidDedupKeyError):
             _check(EnqueueRequest(TokenCleanup(), ""))
+
+    def test_a_batch_is_sent_as_lists_of_kinds_stored_payloads_and_keys_in_order(self) -> None:
+        requests = [
+            EnqueueRequest(WorkItemRetention(retention_days=7), "nightly"),
+            EnqueueRequest(TokenCleanup()),
+            EnqueueRequest(WorkItemRetention(retention_days=1.5)),
+        ]
+
+        assert _check_batch(requests) == _CheckedBatch(
+            kinds=["work_item_retention", "token_cleanup", "work_item_retention"],
+            payloads=[{"retention_days": 7.0}, {}, {"retention_days": 1.5}],
+            dedup_keys=["nightly", None, None],
+        )
+
+    def test_a_batch_with_an_unusable_dedup_key_is_refused(self) -> None:
+        requests = [EnqueueRequest(TokenCleanup()), EnqueueRequest(TokenCleanup(), " ")]
+
+        with pytest.raises(InvalidDedupKeyError, match=r"^dedup key must not be empty or blank$"):
+            _check_batch(requests)
+
+    def test_a_bad_payload_before_a_bad_key_is_what_a_batch_is_refused_for(self) -> None:
+        mistyped = WorkItemRetention.model_construct(retention_days="a week")
+        requests = [EnqueueRequest(mistyped), EnqueueRequest(TokenCleanup(), "")]
+
+        with pytest.raises(InvalidPayloadError, match="retention_days"):
+            _check_batch(requests)
 
     def test_json_parameters_are_sent_compact(self) -> None:
         assert _dump_json({"deleted": [1, 2], "note": "é"}) == '{"deleted":[1,2],"note":"\\u00e9"}'

@@ -4,20 +4,26 @@
 -- below); only queue_sql.py loads it, and only queue.py imports that
 -- (import-linter: only-the-queue-loads-the-insert).
 --
--- One round trip for a whole batch: $1 kinds, $2 payloads (JSON text), $3 dedup
--- keys (null for none) are parallel arrays in request order; $4 is enqueued_at.
+-- One round trip for a whole batch: $1 kinds, $2 payloads and $3 dedup keys (null
+-- for none) are parallel JSON arrays, each sent as text, in request order; $4 is
+-- enqueued_at. JSON text rather than text[] arrays: one text per parameter to
+-- encode and parse instead of one per request, and no array type for asyncpg to
+-- look up (a query of its own, ~12 ms) on every new connection.
 -- Each row of the result answers one request, by position: the item's id and
 -- whether this request created it. An id is null only when the queued item that
 -- absorbed the request left queued between the insert and the lookup (a claim
 -- raced us): the caller enqueues those requests again.
 WITH request AS (
-    SELECT r.position, r.kind, r.payload::jsonb AS payload, r.dedup_key,
+    SELECT r.position, r.kind, r.payload, r.dedup_key,
            -- A batch coalesces like separate enqueues: the first request of a kind
            -- and key speaks for the later ones. Without a key, each speaks for itself.
            CASE WHEN r.dedup_key IS NULL THEN r.position
                 ELSE min(r.position) OVER (PARTITION BY r.kind, r.dedup_key)
            END AS first_position
-    FROM unnest($1::text[], $2::text[], $3::text[])
+    -- Cast here, past the pool's jsonb codec; a JSON null key is an SQL null.
+    FROM ROWS FROM (jsonb_array_elements_text($1::text::jsonb),
+                    jsonb_array_elements($2::text::jsonb),
+                    jsonb_array_elements_text($3::text::jsonb))
          WITH ORDINALITY AS r (kind, payload, dedup_key, position)
 ),
 candidate AS MATERIALIZED (
@@ -60,25 +66,30 @@ ORDER BY r.position;
 -- name: enqueue_without_keys
 -- The batch statement for a batch in which no request has a dedup key (the usual
 -- batch): nothing can be absorbed, so it needs none of enqueue's window, id
--- drawing, conflict handling or joins back, and it answers with one array instead
--- of a row per request. $1 kinds, $2 payloads (JSON text), parallel arrays in
--- request order; $3 enqueued_at. Returns the new ids in ascending order: rows are
--- inserted in request order, each drawing its id from the identity sequence as it
--- is inserted, so the n-th smallest id is the n-th request's (other sessions'
--- enqueues may leave gaps between them, never change their order).
+-- drawing, conflict handling or joins back, and it answers with one JSON array of
+-- ids (as text, like the parameters) instead of a row per request. $1 kinds, $2
+-- payloads (JSON arrays as in enqueue), parallel in request order; $3 enqueued_at;
+-- $4 the batch's kinds once each (a JSON array). Returns the new ids in ascending
+-- order: rows are inserted in request order, each drawing its id from the identity
+-- sequence as it is inserted, so the n-th smallest id is the n-th request's (other
+-- sessions' enqueues may leave gaps between them, never change their order).
 WITH inserted AS (
     INSERT INTO work_items (kind, payload, status, attempt, stalls, enqueued_at)
-    SELECT r.kind, r.payload::jsonb, 'queued', 0, 0, $3::timestamptz
-    FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS r (kind, payload, position)
+    SELECT r.kind, r.payload, 'queued', 0, 0, $3::timestamptz
+    FROM ROWS FROM (jsonb_array_elements_text($1::text::jsonb),
+                    jsonb_array_elements($2::text::jsonb))
+         WITH ORDINALITY AS r (kind, payload, position)
     ORDER BY r.position
-    RETURNING id, kind
+    RETURNING id
 ),
 notified AS (
     -- As in enqueue: one notification per kind that got new work, sent at commit.
+    -- Every request creates, so those are the batch's kinds, which the caller
+    -- knows: no need to gather them again from the inserted rows.
     SELECT count(pg_notify('workqueue', k.kind)) AS kinds
-    FROM (SELECT DISTINCT kind FROM inserted) AS k
+    FROM jsonb_array_elements_text($4::text::jsonb) AS k (kind)
 )
-SELECT coalesce((SELECT array_agg(id ORDER BY id) FROM inserted), '{}') AS ids
+SELECT coalesce((SELECT json_agg(id ORDER BY id) FROM inserted), '[]')::text AS ids
 FROM notified;
 
 -- name: enqueue_one

@@ -1,0 +1,211 @@
+"""A store's statements go on one borrowed connection, and nothing is lost when it fails."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+
+import asyncpg
+import pytest
+
+from adapters.clock import SystemClock
+from adapters.postgres import (
+    PostgresWorkQueue,
+    PostgresWorkStore,
+    create_pool,
+    is_connection_loss,
+)
+from adapters.postgres.held import HeldConnection
+from domain import StoreUnavailableError, TokenCleanup
+
+BACKEND = "SELECT pg_backend_pid()"
+# Long enough that a check or a close meets it still running; short enough for a test.
+SLOW_BACKEND = "SELECT pg_backend_pid() FROM pg_sleep(0.3)"
+QUICK_CHECK = 0.02
+
+
+async def _terminate(pool: asyncpg.Pool, pid: int) -> None:
+    async with pool.acquire() as other:
+        assert await other.fetchval("SELECT pg_terminate_backend($1)", pid)
+
+
+async def _until(condition: Callable[[], bool], *, within: float = 5.0) -> None:
+    for _ in range(int(within / QUICK_CHECK)):
+        if condition():
+            return
+        await asyncio.sleep(QUICK_CHECK)
+    raise AssertionError(f"not so within {within} s")
+
+
+async def test_statements_one_after_another_share_one_connection(
+    migrated_pool: asyncpg.Pool,
+) -> None:
+    held = HeldConnection(migrated_pool)
+
+    pids = {await held.fetchval(BACKEND) for _ in range(5)}
+
+    assert len(pids) == 1
+    assert held.holding
+    await held.close()
+    assert not held.holding
+
+
+async def test_a_statement_meeting_the_held_connection_busy_goes_through_the_pool(
+    migrated_pool: asyncpg.Pool,
+) -> None:
+    held = HeldConnection(migrated_pool)
+
+    slow, quick = await asyncio.gather(held.fetchval(SLOW_BACKEND), held.fetchval(BACKEND))
+
+    assert slow != quick
+    assert await held.fetchval(BACKEND) == slow
+    await held.close()
+
+
+async def test_rows_and_values_come_back_as_from_the_pool(migrated_pool: asyncpg.Pool) -> None:
+    held = HeldConnection(migrated_pool)
+
+    rows = await held.fetch("SELECT n FROM generate_series(1, 3) AS n")
+    row = await held.fetchrow("SELECT $1::int AS n, $2::jsonb AS doc", 7, {"a": [1]})
+    nothing = await held.fetchrow("SELECT 1 WHERE false")
+
+    assert [r["n"] for r in rows] == [1, 2, 3]
+    assert row is not None
+    assert (row["n"], row["doc"]) == (7, {"a": [1]})
+    assert nothing is None
+    await held.close()
+
+
+async def test_a_failed_statement_raises_as_it_would_and_the_next_one_runs(
+    migrated_pool: asyncpg.Pool,
+) -> None:
+    held = HeldConnection(migrated_pool)
+    first = await held.fetchval(BACKEND)
+
+    with pytest.raises(asyncpg.DivisionByZeroError):
+        await held.fetchval("SELECT 1 / 0")
+
+    assert not held.holding
+    assert await held.fetchval("SELECT 2") == 2
+    assert isinstance(first, int)
+    await held.close()
+
+
+async def test_a_connection_killed_under_the_store_is_unavailable_once_then_replaced(
+    migrated_pool: asyncpg.Pool,
+) -> None:
+    store = PostgresWorkStore(migrated_pool, SystemClock())
+    assert await store.count_by_kind_and_status() == {}
+    async with migrated_pool.acquire() as other:
+        killed = await other.fetchval(
+            "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity"
+            " WHERE datname = current_database() AND pid <> pg_backend_pid()"
+        )
+    assert killed >= 1  # the store's own connection among them
+
+    with pytest.raises(StoreUnavailableError):
+        await store.get(1)
+
+    assert await store.get(1) is None
+    await store.close()
+
+
+async def test_a_killed_held_connection_fails_one_statement_and_the_next_gets_a_new_one(
+    migrated_pool: asyncpg.Pool,
+) -> None:
+    held = HeldConnection(migrated_pool)
+    first = await held.fetchval(BACKEND)
+    await _terminate(migrated_pool, first)
+
+    with pytest.raises(Exception) as raised:
+        await held.fetchval(BACKEND)
+
+    assert is_connection_loss(raised.value)
+
+    second = await held.fetchval(BACKEND)
+    assert second != first
+    await held.close()
+
+
+async def test_a_cancelled_statement_gives_the_connection_back_and_the_next_one_runs(
+    migrated_pool: asyncpg.Pool,
+) -> None:
+    held = HeldConnection(migrated_pool)
+    running = asyncio.ensure_future(held.fetchval("SELECT pg_sleep(30)"))
+    await _until(lambda: held.holding)
+    await asyncio.sleep(0.1)  # the statement is on the server now
+
+    running.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await running
+
+    assert not held.holding
+    assert await asyncio.wait_for(held.fetchval("SELECT 3"), 5) == 3
+    await held.close()
+
+
+async def test_an_unused_connection_goes_back_to_the_pool_by_itself(database_url: str) -> None:
+    pool = await create_pool(database_url, min_size=1, max_size=2)
+    try:
+        held = HeldConnection(pool, idle_check=QUICK_CHECK)
+        await held.fetchval(BACKEND)
+        assert held.holding
+
+        await _until(lambda: not held.holding and pool.get_idle_size() == pool.get_size())
+    finally:
+        await asyncio.wait_for(pool.close(), 5)
+
+
+async def test_a_busy_connection_is_kept_past_its_idle_checks(migrated_pool: asyncpg.Pool) -> None:
+    held = HeldConnection(migrated_pool, idle_check=QUICK_CHECK)
+
+    # Six checks pass while the statement runs; it still ends on its connection.
+    assert isinstance(await held.fetchval(SLOW_BACKEND), int)
+    await held.close()
+
+
+async def test_closing_the_pool_without_closing_the_store_or_queue_does_not_hang(
+    database_url: str,
+) -> None:
+    pool = await create_pool(database_url, min_size=1, max_size=3)
+    clock = SystemClock()
+    store = PostgresWorkStore(pool, clock)
+    queue = PostgresWorkQueue(pool, clock)
+    await queue.enqueue(TokenCleanup())
+    await store.count_by_kind_and_status()
+
+    # Well within the time asyncpg would wait (forever) for a connection never released.
+    await asyncio.wait_for(pool.close(), 2)
+
+
+async def test_a_closed_queue_hands_its_connection_back_and_still_enqueues(
+    migrated_pool: asyncpg.Pool,
+) -> None:
+    queue = PostgresWorkQueue(migrated_pool, SystemClock())
+    await queue.enqueue(TokenCleanup())
+    idle_while_kept = migrated_pool.get_idle_size()
+
+    await queue.close()
+
+    assert migrated_pool.get_idle_size() == idle_while_kept + 1
+    assert (await queue.enqueue(TokenCleanup())).created
+
+
+async def test_close_during_a_statement_lets_it_finish_and_then_gives_the_connection_back(
+    database_url: str,
+) -> None:
+    pool = await create_pool(database_url, min_size=1, max_size=2)
+    try:
+        held = HeldConnection(pool)
+        running = asyncio.ensure_future(held.fetchval(SLOW_BACKEND))
+        await _until(lambda: held.holding)
+
+        await held.close()
+        pid = await running
+        await _until(lambda: not held.holding)
+
+        assert isinstance(pid, int)
+        assert await held.fetchval("SELECT 4") == 4  # through the pool now
+        assert not held.holding
+    finally:
+        await asyncio.wait_for(pool.close(), 5)
