@@ -15,7 +15,7 @@ from adapters.postgres import (
     create_pool,
     is_connection_loss,
 )
-from adapters.postgres.held import HeldConnection
+from adapters.postgres.held import IDLE_CHECK_SECONDS, HeldConnection
 from domain import StoreUnavailableError, TokenCleanup
 
 BACKEND = "SELECT pg_backend_pid()"
@@ -208,4 +208,39 @@ async def test_close_during_a_statement_lets_it_finish_and_then_gives_the_connec
         assert await held.fetchval("SELECT 4") == 4  # through the pool now
         assert not held.holding
     finally:
+        await asyncio.wait_for(pool.close(), 5)
+
+
+async def test_a_pool_with_no_other_connection_to_give_gets_it_back_after_each_statement(
+    database_url: str,
+) -> None:
+    pool = await create_pool(database_url, min_size=1, max_size=1)
+    try:
+        # An idle check a minute away: only the pool's shortage can send it back.
+        held = HeldConnection(pool, idle_check=60)
+
+        await held.fetchval(BACKEND)
+
+        assert not held.holding
+        await _until(lambda: pool.get_idle_size() == 1)
+    finally:
+        await asyncio.wait_for(pool.close(), 5)
+
+
+async def test_a_queue_and_a_store_sharing_a_pool_of_one_take_turns_without_waiting(
+    database_url: str,
+) -> None:
+    pool = await create_pool(database_url, min_size=1, max_size=1)
+    clock = SystemClock()
+    queue = PostgresWorkQueue(pool, clock)
+    store = PostgresWorkStore(pool, clock)
+    try:
+        # Were either to keep the only connection, each turn would wait for its idle check.
+        async with asyncio.timeout(10 * IDLE_CHECK_SECONDS):
+            for _ in range(10):
+                await queue.enqueue(TokenCleanup())
+                assert await store.count_by_kind_and_status()
+    finally:
+        await queue.close()
+        await store.close()
         await asyncio.wait_for(pool.close(), 5)

@@ -10,6 +10,10 @@ use and sends them all on it.
 - **One statement at a time on it.** A statement that arrives while the held
   connection is busy (a heartbeat during a handler's own store call, recovery
   beside a run) goes through the pool as before: it never waits for the other.
+- **Never kept from others.** When keeping it would leave the pool with no
+  connection free and no room to open one, it goes back after each statement, so
+  a small or busy pool (``max_size=1``, say, shared with a queue) serves everyone
+  as it did before, one acquire per statement.
 - **Handed back when idle.** A timer checks every :data:`IDLE_CHECK_SECONDS`: a
   connection unused since the last check, or any once the pool is closing, goes
   back to the pool. So ``Pool.close()`` never waits more than one check for it,
@@ -103,9 +107,15 @@ class HeldConnection:  # pragma: no mutate block
         finally:
             self._busy = False
             self._used = True
-            if self._closed and self._connection is not None:
-                # close() came while this statement ran: it is ours to give back.
+            if self._connection is not None and (self._closed or self._pool_is_short()):
+                # close() came while this statement ran, or keeping the connection
+                # would make the pool's next acquire wait for it: give it back now.
                 self._hand_back_later()
+
+    def _pool_is_short(self) -> bool:
+        """Whether no other acquire could get a connection without waiting for ours."""
+        pool = self._pool
+        return pool.get_idle_size() == 0 and pool.get_size() >= pool.get_max_size()
 
     async def _borrow(self) -> PoolConnectionProxy:
         connection: PoolConnectionProxy = await self._pool.acquire()
