@@ -67,6 +67,9 @@ class PsycopgWorkQueue:  # pragma: no mutate block
     def __init__(self, target: psycopg.Connection[Any] | ConnectionPool[Any], clock: Clock) -> None:
         self._pool: ConnectionPool[Any] | None = None
         self._connection: psycopg.Connection[Any] | None = None
+        # On the caller's connection, one cursor for every call: a new one costs as
+        # much client time as the statement (its adapters are set up afresh).
+        self._cursor: psycopg.RawCursor[TupleRow] | None = None
         if isinstance(target, ConnectionPool):
             self._pool = target
         elif isinstance(target, psycopg.Connection):
@@ -119,7 +122,9 @@ class PsycopgWorkQueue:  # pragma: no mutate block
             return nothing
         try:
             if self._connection is not None:
-                return self._drive(plan, first, self._connection)
+                if self._cursor is None or self._cursor.closed:
+                    self._cursor = psycopg.RawCursor(self._connection, row_factory=tuple_row)
+                return self._drive(plan, first, self._cursor)
             assert self._pool is not None
             with self._pool.connection() as connection:
                 return self._drive_committed(plan, first, connection)
@@ -137,27 +142,27 @@ class PsycopgWorkQueue:  # pragma: no mutate block
         send a BEGIN before it and the pool a COMMIT after it. The pool's connection is
         idle when handed out, so the mode can be switched for the call and back.
         """
-        if connection.autocommit:
-            return PsycopgWorkQueue._drive(plan, first, connection)
-        connection.autocommit = True
-        try:
-            return PsycopgWorkQueue._drive(plan, first, connection)
-        finally:
-            # A broken connection is in no state to switch; the pool discards it.
-            if connection.info.transaction_status == psycopg.pq.TransactionStatus.IDLE:
-                connection.autocommit = False
+        with psycopg.RawCursor(connection, row_factory=tuple_row) as cursor:
+            if connection.autocommit:
+                return PsycopgWorkQueue._drive(plan, first, cursor)
+            connection.autocommit = True
+            try:
+                return PsycopgWorkQueue._drive(plan, first, cursor)
+            finally:
+                # A broken connection is in no state to switch; the pool discards it.
+                if connection.info.transaction_status == psycopg.pq.TransactionStatus.IDLE:
+                    connection.autocommit = False
 
     @staticmethod
-    def _drive(plan: Plan[T], first: Statement, connection: psycopg.Connection[Any]) -> T:
-        """Send ``first`` and each later statement of ``plan`` on ``connection``; the result."""
-        with psycopg.RawCursor(connection, row_factory=tuple_row) as cursor:
-            statement = first
-            while True:
-                cursor.execute(STATEMENTS[statement.name], statement.arguments)
-                rows: list[TupleRow] = cursor.fetchall()
-                answer: Rows = rows
-                try:
-                    statement = plan.send(answer)
-                except StopIteration as done:
-                    result: T = done.value
-                    return result
+    def _drive(plan: Plan[T], first: Statement, cursor: psycopg.RawCursor[TupleRow]) -> T:
+        """Send ``first`` and each later statement of ``plan`` through ``cursor``; the result."""
+        statement = first
+        while True:
+            cursor.execute(STATEMENTS[statement.name], statement.arguments)
+            rows: list[TupleRow] = cursor.fetchall()
+            answer: Rows = rows
+            try:
+                statement = plan.send(answer)
+            except StopIteration as done:
+                result: T = done.value
+                return result
