@@ -1,8 +1,9 @@
 """The benchmark's one command: ``python -m bench.run [--quick] [--database-url URL]``.
 
-Starts one PostgreSQL (embedded by default), runs the ceiling and W1-W5 and the
-heartbeat and purge phases, each run on a fresh database, prints a markdown table
-of medians with min-max, and writes the same figures as JSON to ``bench/results/``.
+Starts one PostgreSQL (embedded by default), runs the ceiling and W1-W5, the
+producers' P1-P4 and the heartbeat and purge phases, each run on a fresh
+database, prints a markdown table of medians with min-max, and writes the same
+figures as JSON to ``bench/results/``.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from bench.workloads.enqueue import batch_enqueue, single_enqueue
 from bench.workloads.growth import growth
 from bench.workloads.heartbeats import heartbeats
 from bench.workloads.latency import latency
+from bench.workloads.producers import producers
 
 __all__ = ["WORKLOADS", "main"]
 
@@ -34,6 +36,7 @@ WORKLOADS: dict[str, Workload] = {
     "w3": drain,
     "w1": single_enqueue,
     "w2": batch_enqueue,
+    "producers": producers,
     "w4": latency,
     "w5": growth,
     "hot": heartbeats,

@@ -41,3 +41,12 @@ SELECT version() AS version,
 -- name: clear_statistics_snapshot
 -- Statistics read in a session are cached until cleared; read them afresh.
 SELECT pg_stat_clear_snapshot();
+
+-- name: bare_insert
+-- The producer benchmark's baseline (bench/workloads/producers.py): the row an
+-- enqueue without a dedup key writes, as a plain psycopg INSERT would write it,
+-- returning its id like an enqueue does. No notification, no checks: what the
+-- driver alone costs, with psycopg's own placeholders: the baseline is plain psycopg.
+INSERT INTO work_items (kind, payload, status, attempt, stalls, enqueued_at)
+VALUES (%s, %s::jsonb, 'queued', 0, 0, %s)
+RETURNING id;

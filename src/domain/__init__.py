@@ -5,6 +5,8 @@ from __future__ import annotations
 from domain.clock import Clock
 from domain.dedup import MAX_DEDUP_KEY_LENGTH, check_dedup_key
 from domain.errors import (
+    EnqueueFailedError,
+    InsideTransactionError,
     InvalidDedupKeyError,
     InvalidPayloadError,
     KindRegistryError,
@@ -32,8 +34,10 @@ __all__ = [
     "MAX_DEDUP_KEY_LENGTH",
     "PERIODIC_DEDUP_KEY",
     "Clock",
+    "EnqueueFailedError",
     "EnqueueRequest",
     "EnqueueResult",
+    "InsideTransactionError",
     "InvalidDedupKeyError",
     "InvalidPayloadError",
     "KindRegistryError",

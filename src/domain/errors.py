@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 __all__ = [
+    "EnqueueFailedError",
+    "InsideTransactionError",
     "InvalidDedupKeyError",
     "InvalidPayloadError",
     "KindRegistryError",
@@ -57,4 +59,31 @@ class StoreUnavailableError(WorkQueueError):
 
     Transient: callers retry at their next tick; nothing was written, or the write
     was fenced and is safe to repeat.
+    """
+
+
+class EnqueueFailedError(WorkQueueError):
+    """The database refused an enqueue's statement, or the enqueue gave up on a race.
+
+    Nothing was enqueued by the call. On a connection of the caller's, the
+    caller's transaction is left as the database left it: after a refused
+    statement PostgreSQL has aborted it, and the caller decides what follows (roll
+    back, or roll back to a savepoint taken before the enqueue).
+
+    :ivar sqlstate: the SQLSTATE the database answered with (``40001`` for a
+        serialization failure under REPEATABLE READ or SERIALIZABLE, ``40P01`` for a
+        deadlock, ``55P03`` for a lock timeout, ``25P02`` for a transaction already
+        aborted), or None when the enqueue itself gave up.
+    """
+
+    def __init__(self, message: str, *, sqlstate: str | None = None) -> None:
+        self.sqlstate = sqlstate
+        super().__init__(message)
+
+
+class InsideTransactionError(WorkQueueError):
+    """An operation that needs a transaction of its own was called inside the caller's.
+
+    ``enqueue_if_due`` on a connection that is inside a transaction: its due check
+    relies on a READ COMMITTED transaction that ends right after it (docs/adr/0014).
     """

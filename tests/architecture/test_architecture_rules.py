@@ -22,9 +22,14 @@ SRC = ROOT / "src"
 LINT_IMPORTS = Path(sys.executable).with_name("lint-imports")
 SCAN_HANDLERS = Path(__file__).with_name("scan_handlers.py")
 
-# The one place that may insert into work_items: the WorkQueue adapter's statement.
+# The one place that may insert into work_items: the WorkQueues' statement file...
 INSERT_STATEMENT_FILES = {"adapters/postgres/sql/queue.sql"}
 INSERT_INTO_WORK_ITEMS = re.compile(r"insert\s+into\s+(?:\w+\.)?\"?work_items\b", re.IGNORECASE)
+# ... and the one module that loads it (imported only by the two WorkQueues, as the
+# import contract only-the-queue-loads-the-insert checks).
+QUEUE_STATEMENT_LOADER = "adapters/postgres/queue_sql.py"
+# The file's name as a string literal, the way load_statements is given it.
+NAMES_THE_QUEUE_FILE = re.compile(r"""["'](?:sql/)?queue\.sql["']""")
 
 
 def copy_tree(tmp_path: Path) -> Path:
@@ -58,6 +63,15 @@ def scan_handlers(tree: Path) -> subprocess.CompletedProcess[str]:
     )
 
 
+def modules_naming_the_queue_statements(src: Path) -> list[str]:
+    return [
+        path.relative_to(src).as_posix()
+        for path in sorted(src.rglob("*.py"))
+        if path.relative_to(src).as_posix() != QUEUE_STATEMENT_LOADER
+        and NAMES_THE_QUEUE_FILE.search(path.read_text())
+    ]
+
+
 def inserts_into_work_items(src: Path) -> list[str]:
     offenders = []
     for path in sorted([*src.rglob("*.py"), *src.rglob("*.sql")]):
@@ -85,11 +99,20 @@ def test_the_real_tree_keeps_every_import_contract() -> None:
         ("pure-core", "application/planted.py", "import dependency_injector"),
         ("pure-core", "domain/planted.py", "import pgserver"),
         ("asyncpg-in-postgres-adapter", "adapters/memory/planted.py", "import asyncpg"),
+        ("asyncpg-in-postgres-adapter", "adapters/psycopg/planted.py", "import asyncpg"),
         (
             "only-the-queue-loads-the-insert",
             "adapters/postgres/planted.py",
             "from adapters.postgres import queue_sql",
         ),
+        (
+            "only-the-queue-loads-the-insert",
+            "adapters/psycopg/planted.py",
+            "from adapters.postgres.queue_sql import STATEMENTS",
+        ),
+        ("psycopg-in-psycopg-adapter", "adapters/postgres/planted.py", "import psycopg"),
+        ("psycopg-in-psycopg-adapter", "adapters/testing/planted.py", "import psycopg_pool"),
+        ("psycopg-in-psycopg-adapter", "application/planted.py", "import psycopg"),
     ],
 )
 def test_a_planted_violation_breaks_its_import_contract(
@@ -129,13 +152,30 @@ def test_only_the_queue_statement_inserts_into_work_items() -> None:
         assert INSERT_INTO_WORK_ITEMS.search((SRC / allowed).read_text())
 
 
+def test_only_the_queue_statement_loader_names_the_queue_statement_file() -> None:
+    assert modules_naming_the_queue_statements(SRC) == []
+    assert NAMES_THE_QUEUE_FILE.search((SRC / QUEUE_STATEMENT_LOADER).read_text())
+
+
+def test_a_second_loader_of_the_queue_statements_is_found(tmp_path: Path) -> None:
+    tree = copy_tree(tmp_path)
+    plant(
+        tree,
+        "adapters/postgres/planted.py",
+        'from adapters.postgres.sql import load_statements\n\nSQL = load_statements("queue.sql")',
+    )
+    assert modules_naming_the_queue_statements(tree / "src") == ["adapters/postgres/planted.py"]
+
+
 def test_an_insert_planted_outside_the_queue_is_found(tmp_path: Path) -> None:
     tree = copy_tree(tmp_path)
     (tree / "src/adapters/postgres/sql/planted.sql").write_text(
         "-- name: sneak\nINSERT INTO work_items (kind, payload) VALUES ($1, $2);\n"
     )
     plant(tree, "adapters/memory/planted.py", 'SQL = "insert into public.work_items values (1)"')
+    plant(tree, "adapters/psycopg/planted.py", 'SQL = "INSERT INTO work_items DEFAULT VALUES"')
     assert inserts_into_work_items(tree / "src") == [
         "adapters/memory/planted.py",
         "adapters/postgres/sql/planted.sql",
+        "adapters/psycopg/planted.py",
     ]

@@ -7,7 +7,7 @@ import asyncio
 import asyncpg
 import pytest
 
-from adapters.postgres import PostgresWorkQueue
+from adapters.postgres import CHANNEL, PostgresWorkQueue
 from adapters.testing import FakeClock
 from adapters.testing.contract.kinds import AlphaJob, BetaJob
 from domain import EnqueueRequest
@@ -30,7 +30,7 @@ async def test_a_keyless_batch_notifies_once_per_kind_at_commit(
 
     listener = await asyncpg.connect(database_url)
     try:
-        await listener.add_listener("workqueue", hear)
+        await listener.add_listener(CHANNEL, hear)
         queue = PostgresWorkQueue(migrated_pool, FakeClock())
 
         await queue.enqueue_many(

@@ -11,6 +11,7 @@ import asyncpg
 import pytest
 
 from adapters.postgres import PostgresWorkQueue, PostgresWorkStore, close_pool, create_pool
+from adapters.postgres.channel import CHANNEL
 from adapters.postgres.sql import load_statements
 from adapters.testing import FakeClock
 from adapters.testing.contract.kinds import AlphaJob, ContractKind
@@ -219,6 +220,7 @@ async def test_a_due_periodic_enqueue_reads_each_due_index_and_few_pages(
         "periodic",
         now,
         now - timedelta(days=1),
+        CHANNEL,
         queued_kind=ContractKind.BETA.value,
     )
 

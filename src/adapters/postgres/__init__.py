@@ -7,6 +7,9 @@ Build a pool with :func:`create_pool`, apply the schema with :func:`migrate`
     queue = PostgresWorkQueue(pool, clock)
     store = PostgresWorkStore(pool, clock)
 
+A queue on the caller's connection enqueues inside the caller's transaction
+(``PostgresWorkQueue(connection, clock)``; docs/adr/0014).
+
 Every statement lives in ``sql/*.sql`` and every migration in
 ``migrations/NNNN_name.sql``. ``python -m adapters.postgres.schema`` migrates a
 database and prints (or writes, or checks) ``docs/schema.sql``.

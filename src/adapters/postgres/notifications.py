@@ -1,9 +1,10 @@
 """PostgresWorkNotifications: an idle worker's early wake-up, over LISTEN/NOTIFY.
 
-Every enqueue that creates an item sends ``NOTIFY workqueue, '<kind>'`` in its
-transaction. One dedicated connection per process listens on that channel and
-wakes the waiters whose kinds were named. Notifications are a shortcut, not a
-promise: while the connection is down they are lost, and the worker polls anyway.
+Every enqueue that creates an item notifies :data:`~adapters.postgres.channel.CHANNEL`
+in its transaction, the kind as the payload. One dedicated connection per process
+listens on that channel and wakes the waiters whose kinds were named.
+Notifications are a shortcut, not a promise: while the connection is down they
+are lost, and the worker polls anyway.
 When the connection drops it is opened again with a bounded exponential backoff,
 and every waiter is woken once it is back, since work may have arrived unheard.
 """
@@ -18,14 +19,12 @@ from types import TracebackType
 
 import asyncpg
 
+from adapters.postgres.channel import CHANNEL
 from adapters.postgres.pool import redact_dsn
 from adapters.postgres.sql import load_statements
 from domain import kind_name
 
 __all__ = ["CHANNEL", "PostgresWorkNotifications"]
-
-CHANNEL = "workqueue"
-"""The channel enqueue notifies (see ``sql/queue.sql``); the payload is the kind."""
 
 _SQL = load_statements("notifications.sql")
 _log = logging.getLogger(__name__)

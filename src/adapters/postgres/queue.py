@@ -1,78 +1,106 @@
-"""PostgresWorkQueue: the one way work items come into being on PostgreSQL."""
+"""PostgresWorkQueue: the one way work items come into being on PostgreSQL, from asyncpg."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any, Protocol, TypeVar, cast
 
 import asyncpg
-from pydantic_core import from_json, to_json
+from asyncpg.pool import PoolConnectionProxy
 
-from adapters.postgres.held import HeldConnection
-from adapters.postgres.queue_sql import (
-    ENQUEUE,
-    ENQUEUE_IF_DUE,
-    ENQUEUE_ONE,
-    ENQUEUE_ONE_WITHOUT_KEY,
-    ENQUEUE_WITHOUT_KEYS,
-    LOCK_PERIODIC_KIND,
+from adapters.postgres.enqueue_plan import (
+    Plan,
+    Rows,
+    Statement,
+    batch_enqueue,
+    check_batch,
+    check_request,
+    due_enqueue,
+    single_enqueue,
 )
-from adapters.postgres.unavailable import connection_loss_as_unavailable
+from adapters.postgres.held import HeldConnection
+from adapters.postgres.queue_sql import STATEMENTS
+from adapters.postgres.unavailable import enqueue_error
 from domain import (
     Clock,
     EnqueueRequest,
     EnqueueResult,
-    InvalidDedupKeyError,
+    InsideTransactionError,
     WorkPayload,
     WorkSchedule,
-    check_dedup_key,
 )
-from domain.payload_check import checked_payload_json, checked_payloads_json
 
 __all__ = ["PostgresWorkQueue"]
 
+T = TypeVar("T")
 
-@dataclass(frozen=True, slots=True)
-class _CheckedRequest:
-    kind: str
-    payload_json: str
-    dedup_key: str | None
+Fetch = Callable[..., Awaitable[list[asyncpg.Record]]]
 
 
-@dataclass(frozen=True, slots=True)
-class _CheckedBatch:
-    """The requests of a batch once checked, as parallel lists in request order."""
+class _Statements(Protocol):
+    """Where the queue's statements go: a kept pool connection, or the caller's connection."""
 
-    kinds: list[str]
-    payloads: list[dict[str, Any]]
-    dedup_keys: list[str | None]
+    async def fetch(self, query: str, *args: Any) -> list[asyncpg.Record]: ...
 
 
 class PostgresWorkQueue:  # pragma: no mutate block
-    """A :class:`~domain.WorkQueue` on the ``work_items`` table.
+    """A :class:`~domain.WorkQueue` on the ``work_items`` table, over asyncpg.
+
+    Give it a pool, and each enqueue is a transaction of its own::
+
+        queue = PostgresWorkQueue(pool, clock)
+
+    Or give it the caller's connection, and every statement runs on that
+    connection, inside whatever transaction the caller has open there: the item
+    commits or rolls back with the caller's own writes, and so does its
+    notification (PostgreSQL delivers a ``NOTIFY`` at commit, so no worker wakes for
+    an item that was rolled back)::
+
+        async with pool.acquire() as connection, connection.transaction():
+            await connection.execute("INSERT INTO orders ...")
+            await PostgresWorkQueue(connection, clock).enqueue(SendReceipt(order=7))
 
     Dedup rests on a partial unique index over ``(kind, dedup_key)`` for queued
     items: an insert that would make a second queued twin does nothing
-    (``ON CONFLICT DO NOTHING``) and the queued twin's id is returned instead.
-    A created item sends ``NOTIFY workqueue, '<kind>'`` in the same transaction,
-    so listeners hear of it once it is committed. Ids grow with every request but
-    have gaps: an absorbed request has drawn one too, as a rolled-back insert would.
+    (``ON CONFLICT DO NOTHING``) and the queued twin's id is returned instead. A
+    twin still uncommitted in another transaction makes the enqueue wait for that
+    transaction: it is absorbed if the other commits, and creates if it rolls back
+    (docs/adr/0014). Ids grow with every request but have gaps: an absorbed
+    request has drawn one too, as a rolled-back insert would.
 
     :meth:`enqueue_if_due` serializes the schedulers of one periodic kind with a
     transaction-level advisory lock and checks due-ness in a statement of its own
-    after it, so the check sees whatever the previous lock holder created, even
-    if a claimer has taken it since (docs/adr/0005).
+    after it (docs/adr/0005). It runs a READ COMMITTED transaction of its own, so
+    on a connection that is inside the caller's transaction it is refused.
 
-    :param pool: connections to a migrated database (see :func:`create_pool`).
+    :param target: an ``asyncpg`` pool of connections to a migrated database (see
+        :func:`create_pool`), or one connection (also one acquired from a pool). The
+        queue needs none of the pool's JSON codecs: JSON travels as text.
     :param clock: stamps ``enqueued_at``.
+    :raises TypeError: if ``target`` is neither an asyncpg pool nor a connection.
     """
 
-    def __init__(self, pool: asyncpg.Pool, clock: Clock) -> None:
-        self._pool = pool
-        # Enqueues one after another (a producer's loop) share one kept connection;
-        # concurrent ones (a web process) go through the pool as before.
-        self._connection = HeldConnection(pool)
+    def __init__(
+        self, target: asyncpg.Pool | asyncpg.Connection | PoolConnectionProxy, clock: Clock
+    ) -> None:
+        self._pool: asyncpg.Pool | None = None
+        self._connection: asyncpg.Connection | PoolConnectionProxy | None = None
+        self._statements: _Statements
+        if isinstance(target, asyncpg.Pool):
+            self._pool = target
+            # Enqueues one after another (a producer's loop) share one kept
+            # connection; concurrent ones (a web process) go through the pool.
+            self._held: HeldConnection | None = HeldConnection(target)
+            self._statements = self._held
+        elif isinstance(target, asyncpg.Connection | PoolConnectionProxy):
+            self._connection = target
+            self._held = None
+            self._statements = target
+        else:
+            raise TypeError(
+                "PostgresWorkQueue needs an asyncpg Pool or Connection, "
+                f"not {type(target).__qualname__}"
+            )
         self._clock = clock
 
     async def close(self) -> None:
@@ -80,38 +108,27 @@ class PostgresWorkQueue:  # pragma: no mutate block
 
         Call it before closing the pool, or the pool waits up to
         :data:`~adapters.postgres.held.IDLE_CHECK_SECONDS` for it. The queue still
-        works afterwards, through the pool.
+        works afterwards, through the pool. On the caller's connection it does
+        nothing: the connection is the caller's to close.
         """
-        await self._connection.close()
+        if self._held is not None:
+            await self._held.close()
 
     async def enqueue(self, payload: WorkPayload, *, dedup_key: str | None = None) -> EnqueueResult:
         """Insert a queued item for ``payload``, or return the queued item that absorbs it.
 
-        :raises InvalidDedupKeyError: if ``dedup_key`` is empty, blank, too long or not text.
-        :raises InvalidPayloadError: if ``payload`` does not validate against its model.
+        :raises InvalidDedupKeyError: if ``dedup_key`` is empty, blank, too long or not
+            text; nothing is sent.
+        :raises InvalidPayloadError: if ``payload`` does not validate against its
+            model; nothing is sent.
         :raises StoreUnavailableError: if the database cannot be reached.
+        :raises EnqueueFailedError: if the database refused the statement (its
+            ``sqlstate`` says why; on the caller's connection, the caller's
+            transaction is left aborted, as PostgreSQL leaves it), or after
+            :data:`~adapters.postgres.enqueue_plan.MAX_DEDUP_PASSES` races with a twin.
         """
-        request = _check(EnqueueRequest(payload, dedup_key))
-        if request.dedup_key is None:
-            # Nothing can absorb it: a plain insert.
-            with connection_loss_as_unavailable():
-                item_id: int = await self._connection.fetchval(
-                    ENQUEUE_ONE_WITHOUT_KEY, request.kind, request.payload_json, self._clock.now()
-                )
-            return EnqueueResult(id=item_id, created=True)
-        # As in enqueue_many, a second pass happens only when the queued item that
-        # absorbed the request was claimed between the insert and the lookup.
-        while True:
-            with connection_loss_as_unavailable():
-                row = await self._connection.fetchrow(
-                    ENQUEUE_ONE,
-                    request.kind,
-                    request.payload_json,
-                    request.dedup_key,
-                    self._clock.now(),
-                )
-            if row is not None and row["id"] is not None:
-                return EnqueueResult(id=row["id"], created=row["created"])
+        request = check_request(EnqueueRequest(payload, dedup_key))
+        return await self._drive(single_enqueue(request, self._clock), self._statements.fetch)
 
     async def enqueue_many(self, requests: Sequence[EnqueueRequest]) -> list[EnqueueResult]:
         """Enqueue every request, in order, in one statement.
@@ -119,122 +136,86 @@ class PostgresWorkQueue:  # pragma: no mutate block
         A later request with the same kind and dedup key as an earlier one in the
         batch is absorbed by it. Every request is checked before anything is sent.
 
-        :raises InvalidDedupKeyError: if any dedup key is unusable; nothing is written.
-        :raises InvalidPayloadError: if any payload is invalid; nothing is written.
+        :raises InvalidDedupKeyError: if any dedup key is unusable; nothing is sent.
+        :raises InvalidPayloadError: if any payload is invalid; nothing is sent.
         :raises StoreUnavailableError: if the database cannot be reached.
+        :raises EnqueueFailedError: as :meth:`enqueue` does.
         """
-        batch = _check_batch(requests)
-        if batch.kinds and all(dedup_key is None for dedup_key in batch.dedup_keys):
-            # Nothing to absorb: one insert of the whole batch, every request creates.
-            return await self._insert_all(batch)
-        results: list[EnqueueResult | None] = [None] * len(batch.kinds)
-        unanswered = list(range(len(batch.kinds)))
-        # Normally one pass answers everything. A request is left unanswered only
-        # when the queued item that absorbed it was claimed between the statement's
-        # insert and its lookup; the next pass then inserts or finds another one.
-        while unanswered:
-            answers = await self._insert_or_absorb(batch, unanswered)
-            left = []
-            for index, answer in zip(unanswered, answers, strict=True):
-                if answer is None:
-                    left.append(index)
-                else:
-                    results[index] = answer
-            unanswered = left
-        return [result for result in results if result is not None]
+        batch = check_batch(requests)
+        return await self._drive(batch_enqueue(batch, self._clock), self._statements.fetch)
 
     async def enqueue_if_due(self, schedule: WorkSchedule) -> EnqueueResult | None:
         """Enqueue ``schedule``'s payload with its dedup key if its kind is due, else return None.
 
-        One READ COMMITTED transaction: take the kind's advisory lock, then, in a
-        new statement (a fresh snapshot taken after the lock is granted), insert
-        only if nothing of the kind is queued or running and nothing finished
-        less than ``schedule.interval`` ago. The payload is checked first.
+        One READ COMMITTED transaction of its own (on the pool, or on the given
+        connection when it is not inside a transaction): take the kind's advisory
+        lock, then, in a new statement (a fresh snapshot taken after the lock is
+        granted), insert only if nothing of the kind is queued or running and
+        nothing finished less than ``schedule.interval`` ago. The payload is checked
+        first.
 
-        :raises InvalidPayloadError: if the payload does not validate against its model;
-            nothing is sent.
+        :raises InvalidPayloadError: if the payload does not validate against its
+            model; nothing is sent.
+        :raises InsideTransactionError: on a connection inside the caller's
+            transaction, whose snapshot and end are not this method's to choose
+            (docs/adr/0014); nothing is sent.
         :raises StoreUnavailableError: if the database cannot be reached.
+        :raises EnqueueFailedError: if the database refused a statement.
         """
-        request = _check(EnqueueRequest(schedule.payload, schedule.dedup_key))
-        with connection_loss_as_unavailable():
-            async with (
-                self._pool.acquire() as connection,
-                # Explicit: the fresh snapshot per statement is what makes the lock
-                # work; REPEATABLE READ would keep the snapshot of the lock statement.
-                connection.transaction(isolation="read_committed"),
-            ):
-                await connection.execute(LOCK_PERIODIC_KIND, request.kind)
-                # Read after the lock is granted: a scheduler that waited judges
-                # due-ness, and stamps its item, as of when its turn came.
-                now = self._clock.now()
-                item_id: int | None = await connection.fetchval(
-                    ENQUEUE_IF_DUE,
-                    request.kind,
-                    request.payload_json,
-                    request.dedup_key,
-                    now,
-                    now - schedule.interval,
+        request = check_request(EnqueueRequest(schedule.payload, schedule.dedup_key))
+        plan = due_enqueue(request, schedule.interval, self._clock)
+        if self._connection is not None:
+            if self._connection.is_in_transaction():
+                raise InsideTransactionError(
+                    "enqueue_if_due needs a transaction of its own, and this connection is "
+                    "inside one: call it on a PostgresWorkQueue over a pool (docs/adr/0014)"
                 )
-        return None if item_id is None else EnqueueResult(id=item_id, created=True)
+            return await self._drive_in_transaction(plan, self._connection)
+        assert self._pool is not None
+        try:
+            async with self._pool.acquire() as connection:
+                return await self._drive_in_transaction(plan, connection)
+        except Exception as error:
+            self._raise_translated(error)
+            raise
 
-    async def _insert_all(self, batch: _CheckedBatch) -> list[EnqueueResult]:
-        with connection_loss_as_unavailable():
-            ids: str = await self._connection.fetchval(
-                ENQUEUE_WITHOUT_KEYS,
-                # One JSON array each for the whole batch: the client encodes one
-                # text instead of a thousand, and the server parses one.
-                to_json(batch.kinds).decode(),
-                to_json(batch.payloads).decode(),
-                self._clock.now(),
-                # The kinds to notify: every request creates, so every kind gets work.
-                to_json(sorted(set(batch.kinds))).decode(),
-            )
-        return [EnqueueResult(item_id, True) for item_id in from_json(ids)]
+    async def _drive_in_transaction(
+        self, plan: Plan[T], connection: asyncpg.Connection | PoolConnectionProxy
+    ) -> T:
+        """Run ``plan`` in a READ COMMITTED transaction of its own on ``connection``."""
+        try:
+            # Explicit: the fresh snapshot per statement is what makes the periodic
+            # lock work; REPEATABLE READ would keep the snapshot of the lock statement.
+            async with connection.transaction(isolation="read_committed"):
+                return await self._drive(plan, connection.fetch)
+        except Exception as error:
+            self._raise_translated(error)
+            raise
 
-    async def _insert_or_absorb(
-        self, batch: _CheckedBatch, positions: Sequence[int]
-    ) -> list[EnqueueResult | None]:
-        if not positions:
-            return []
-        with connection_loss_as_unavailable():
-            rows = await self._connection.fetch(
-                ENQUEUE,
-                to_json([batch.kinds[position] for position in positions]).decode(),
-                to_json([batch.payloads[position] for position in positions]).decode(),
-                to_json([batch.dedup_keys[position] for position in positions]).decode(),
-                self._clock.now(),
-            )
-        return [
-            None if row["id"] is None else EnqueueResult(id=row["id"], created=row["created"])
-            for row in rows
-        ]
+    async def _drive(self, plan: Plan[T], fetch: Fetch) -> T:
+        """Send each statement of ``plan`` through ``fetch`` and return the plan's result.
 
+        :raises StoreUnavailableError: if the connection is lost.
+        :raises EnqueueFailedError: if the server refuses a statement, or the plan
+            gives up.
+        """
+        rows: Rows | None = None
+        while True:
+            try:
+                statement: Statement = next(plan) if rows is None else plan.send(rows)
+            except StopIteration as done:
+                result: T = done.value
+                return result
+            try:
+                # A Record is a sequence of its columns, as a plan reads each row.
+                rows = cast(Rows, await fetch(STATEMENTS[statement.name], *statement.arguments))
+            except Exception as error:
+                self._raise_translated(error)
+                raise
 
-def _check_batch(requests: Sequence[EnqueueRequest]) -> _CheckedBatch:
-    """Check every request of a batch, refusing it as separate checks in order would."""
-    try:
-        dedup_keys = [check_dedup_key(request.dedup_key) for request in requests]
-    except InvalidDedupKeyError:
-        # One by one, a bad payload before the bad key is what gets reported.
-        for request in requests:
-            _check(request)
-        raise
-    payloads = checked_payloads_json([request.payload for request in requests])
-    kind_names = {model: model.kind_name() for model in {type(r.payload) for r in requests}}
-    return _CheckedBatch(
-        kinds=[kind_names[type(request.payload)] for request in requests],
-        payloads=payloads,
-        dedup_keys=dedup_keys,
-    )
-
-
-def _check(request: EnqueueRequest) -> _CheckedRequest:
-    dedup_key = check_dedup_key(request.dedup_key)
-    payload_json = checked_payload_json(request.payload)
-    return _CheckedRequest(
-        kind=request.payload.kind_name(),
-        # pydantic's serializer writes the same compact JSON as json.dumps with
-        # tight separators, several times faster; jsonb parses either alike.
-        payload_json=to_json(payload_json).decode(),
-        dedup_key=dedup_key,
-    )
+    @staticmethod
+    def _raise_translated(error: Exception) -> None:
+        """Raise what an enqueue reports for ``error`` (see :func:`enqueue_error`), if anything."""
+        translated = enqueue_error(error)
+        if translated is not None:
+            raise translated from error

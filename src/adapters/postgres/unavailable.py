@@ -13,9 +13,10 @@ from contextlib import contextmanager
 
 import asyncpg
 
-from domain import StoreUnavailableError
+from adapters.postgres.failures import refused, unavailable
+from domain import WorkQueueError
 
-__all__ = ["connection_loss_as_unavailable", "is_connection_loss"]
+__all__ = ["connection_loss_as_unavailable", "enqueue_error", "is_connection_loss"]
 
 # Server-side errors that end or refuse the session rather than the statement:
 # class 08 (connection exceptions, incl. ConnectionDoesNotExistError), shutdowns,
@@ -73,7 +74,21 @@ def connection_loss_as_unavailable() -> Iterator[None]:
         yield
     except Exception as error:
         if is_connection_loss(error):
-            raise StoreUnavailableError(
-                f"PostgreSQL is unavailable: {type(error).__name__}: {error}"
-            ) from error
+            raise unavailable(error) from error
         raise
+
+
+def enqueue_error(error: BaseException) -> WorkQueueError | None:
+    """What an enqueue reports for ``error``, raised by asyncpg; None to let it pass.
+
+    A connection loss (:func:`is_connection_loss`) is a
+    :class:`~domain.StoreUnavailableError`; any other error the server answered
+    with (a serialization failure, a deadlock, a lock timeout, a transaction
+    already aborted, a missing table) is an :class:`~domain.EnqueueFailedError`
+    carrying its SQLSTATE. Errors of the client's own pass unchanged.
+    """
+    if is_connection_loss(error):
+        return unavailable(error)
+    if isinstance(error, asyncpg.PostgresError):
+        return refused(error, error.sqlstate)
+    return None

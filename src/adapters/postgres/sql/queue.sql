@@ -1,18 +1,24 @@
 -- name: enqueue
 -- This file holds the only INSERTs INTO work_items there are (this one and
 -- enqueue_without_keys, enqueue_one and enqueue_one_without_key, enqueue_if_due
--- below); only queue_sql.py loads it, and only queue.py imports that
--- (import-linter: only-the-queue-loads-the-insert).
+-- below); only queue_sql.py loads it, and only the two WorkQueues import that,
+-- adapters/postgres/queue.py (asyncpg) and adapters/psycopg/queue.py (psycopg)
+-- (import-linter: only-the-queue-loads-the-insert). Both send these statements
+-- as written, with PostgreSQL's own $n placeholders, and the same parameters
+-- (adapters/postgres/enqueue_plan.py).
 --
 -- One round trip for a whole batch: $1 kinds, $2 payloads and $3 dedup keys (null
 -- for none) are parallel JSON arrays, each sent as text, in request order; $4 is
--- enqueued_at. JSON text rather than text[] arrays: one text per parameter to
--- encode and parse instead of one per request, and no array type for asyncpg to
--- look up (a query of its own, ~12 ms) on every new connection.
+-- enqueued_at; $5 the channel to notify (every statement here takes it, so its
+-- name is written once, in adapters/postgres/channel.py). JSON text rather than
+-- text[] arrays: one text per parameter to encode and parse instead of one per
+-- request, and no array type for asyncpg to look up (a query of its own, ~12 ms)
+-- on every new connection.
 -- Each row of the result answers one request, by position: the item's id and
 -- whether this request created it. An id is null only when the queued item that
 -- absorbed the request left queued between the insert and the lookup (a claim
--- raced us): the caller enqueues those requests again.
+-- raced us, or a twin committed by another transaction while this one waited for
+-- it): the caller enqueues those requests again.
 WITH request AS (
     SELECT r.position, r.kind, r.payload, r.dedup_key,
            -- A batch coalesces like separate enqueues: the first request of a kind
@@ -38,15 +44,20 @@ inserted AS (
     OVERRIDING SYSTEM VALUE
     SELECT c.id, c.kind, c.payload, 'queued', 0, 0, c.dedup_key, $4::timestamptz
     FROM candidate AS c
-    ORDER BY c.position
+    -- Inserted in one order for every batch, by kind and key, not in request order
+    -- (the ids above keep that): an insert whose twin is uncommitted in another
+    -- transaction waits for it while holding the keys inserted before, so two
+    -- batches taking keys in opposite orders would deadlock. In one order, a batch
+    -- waits before it holds any key the other still needs (docs/adr/0014).
+    ORDER BY c.kind, c.dedup_key, c.position
     -- A queued item with the same kind and key absorbs the enqueue: no row, no error.
     ON CONFLICT (kind, dedup_key) WHERE status = 'queued' AND dedup_key IS NOT NULL DO NOTHING
     RETURNING id, kind
 ),
 notified AS (
-    -- Wakes idle workers listening on 'workqueue' when this transaction commits;
-    -- one notification per kind that got new work.
-    SELECT count(pg_notify('workqueue', k.kind)) AS kinds
+    -- Wakes idle workers listening on the channel when this transaction commits
+    -- (nobody, if it rolls back); one notification per kind that got new work.
+    SELECT count(pg_notify($5, k.kind)) AS kinds
     FROM (SELECT DISTINCT kind FROM inserted) AS k
 )
 SELECT r.position,
@@ -69,7 +80,8 @@ ORDER BY r.position;
 -- drawing, conflict handling or joins back, and it answers with one JSON array of
 -- ids (as text, like the parameters) instead of a row per request. $1 kinds, $2
 -- payloads (JSON arrays as in enqueue), parallel in request order; $3 enqueued_at;
--- $4 the batch's kinds once each (a JSON array). Returns the new ids in ascending
+-- $4 the batch's kinds once each (a JSON array); $5 the channel to notify, as in
+-- enqueue. Returns the new ids in ascending
 -- order: rows are inserted in request order, each drawing its id from the identity
 -- sequence as it is inserted, so the n-th smallest id is the n-th request's (other
 -- sessions' enqueues may leave gaps between them, never change their order).
@@ -86,7 +98,7 @@ notified AS (
     -- As in enqueue: one notification per kind that got new work, sent at commit.
     -- Every request creates, so those are the batch's kinds, which the caller
     -- knows: no need to gather them again from the inserted rows.
-    SELECT count(pg_notify('workqueue', k.kind)) AS kinds
+    SELECT count(pg_notify($5, k.kind)) AS kinds
     FROM jsonb_array_elements_text($4::text::jsonb) AS k (kind)
 )
 SELECT coalesce((SELECT json_agg(id ORDER BY id) FROM inserted), '[]')::text AS ids
@@ -98,10 +110,11 @@ FROM notified;
 -- drawing, so it costs the server about a quarter less than the batch statement
 -- with one element, on the path producers take most.
 -- $1 kind, $2 payload (JSON text; cast here, past the pool's jsonb codec), $3
--- dedup key or null, $4 enqueued_at. One row: the item's id and whether this
--- request created it. The id is null only when the queued item that absorbed the
--- request left queued between the insert and the lookup (a claim raced us): the
--- caller enqueues again.
+-- dedup key or null, $4 enqueued_at, $5 the channel to notify. One row: the item's
+-- id and whether this request created it. The id is null only when the queued
+-- item that absorbed the request left queued between the insert and the lookup (a
+-- claim raced us), or was committed by another transaction while this statement
+-- waited for it (its snapshot predates that commit): the caller enqueues again.
 WITH inserted AS (
     INSERT INTO work_items (kind, payload, status, attempt, stalls, dedup_key, enqueued_at)
     VALUES ($1, $2::text::jsonb, 'queued', 0, 0, $3, $4::timestamptz)
@@ -109,8 +122,8 @@ WITH inserted AS (
     RETURNING id, kind
 ),
 notified AS (
-    -- As in enqueue: wakes idle workers listening on 'workqueue' at commit.
-    SELECT count(pg_notify('workqueue', kind)) AS kinds FROM inserted
+    -- As in enqueue: wakes idle workers listening on the channel at commit.
+    SELECT count(pg_notify($5, kind)) AS kinds FROM inserted
 )
 SELECT coalesce(i.id, absorber.id) AS id, i.id IS NOT NULL AS created
 FROM notified
@@ -126,7 +139,7 @@ LEFT JOIN work_items AS absorber
 -- it is a plain insert and its notification, with none of enqueue_one's conflict
 -- arbiter and lookup of an absorbing twin (about a third less server time per
 -- call). $1 kind, $2 payload (JSON text; cast here, past the pool's jsonb codec),
--- $3 enqueued_at. One row: the new item's id.
+-- $3 enqueued_at, $4 the channel to notify. One row: the new item's id.
 WITH inserted AS (
     INSERT INTO work_items (kind, payload, status, attempt, stalls, enqueued_at)
     VALUES ($1, $2::text::jsonb, 'queued', 0, 0, $3::timestamptz)
@@ -134,8 +147,8 @@ WITH inserted AS (
 )
 SELECT i.id
 FROM inserted AS i
--- As in enqueue: wakes idle workers listening on 'workqueue' at commit.
-CROSS JOIN LATERAL (SELECT pg_notify('workqueue', i.kind)) AS notified;
+-- As in enqueue: wakes idle workers listening on the channel at commit.
+CROSS JOIN LATERAL (SELECT pg_notify($4, i.kind)) AS notified;
 
 -- name: lock_periodic_kind
 -- The first statement of enqueue_if_due's transaction: one scheduler at a time
@@ -158,7 +171,8 @@ SELECT pg_advisory_xact_lock(2003923044, hashtext($1));
 -- Insert a queued item only if its periodic kind is due (DESIGN.md semantics 7),
 -- under lock_periodic_kind in the same transaction (see there for why).
 -- $1 kind, $2 payload (JSON text), $3 dedup key, $4 enqueued_at (now), $5 the
--- latest finish that is long enough ago (now - interval). Returns the new item's
+-- latest finish that is long enough ago (now - interval), $6 the channel to
+-- notify. Returns the new item's
 -- id, or no row when the kind is not due. Each NOT EXISTS reads one partial
 -- index: work_items_queued_by_kind, work_items_running, work_items_newest_finished.
 -- The payload arrives as text and is cast here, past the pool's jsonb codec, which
@@ -180,6 +194,6 @@ WITH inserted AS (
 )
 SELECT i.id
 FROM inserted AS i
--- Wakes idle workers listening on 'workqueue' when this transaction commits, as
+-- Wakes idle workers listening on the channel when this transaction commits, as
 -- enqueue does for a created item.
-CROSS JOIN LATERAL (SELECT pg_notify('workqueue', i.kind)) AS notified;
+CROSS JOIN LATERAL (SELECT pg_notify($6, i.kind)) AS notified;

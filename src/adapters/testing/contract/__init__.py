@@ -9,6 +9,11 @@ a back door (:class:`Backdoor`), then::
 
     TestMyStoreStateMachine = store_state_machine(open_my_store, close_my_store).TestCase
 
+A producer that enqueues inside the caller's transaction also runs
+:class:`CallerTransactionContract` and :class:`DedupAcrossTransactionsContract`
+with :class:`CallerTransactionFixtures`; a sync producer runs the enqueue contract
+through :class:`SyncProducerAsWorkQueue`.
+
 Each contract mixin (``*Contract``) can also be used on its own. The names carry
 no ``Test`` prefix, so importing them into a test module collects nothing.
 This package imports pytest and Hypothesis.
@@ -18,6 +23,13 @@ from __future__ import annotations
 
 from adapters.testing.contract.backdoor import Backdoor
 from adapters.testing.contract.backdoor_check import BackdoorContract
+from adapters.testing.contract.caller_transaction import (
+    CallerTransaction,
+    CallerTransactionFactory,
+    CallerTransactionFixtures,
+    Isolation,
+    LockWaits,
+)
 from adapters.testing.contract.claim import ClaimContract
 from adapters.testing.contract.complete_and_claim import CompleteAndClaimContract
 from adapters.testing.contract.dedup_on_return import DedupOnReturnContract
@@ -41,7 +53,12 @@ from adapters.testing.contract.state_machine import (
 )
 from adapters.testing.contract.steps import LEASE, MAX_STALLS
 from adapters.testing.contract.suite import WorkQueueContractSuite
+from adapters.testing.contract.sync_producer import SyncProducer, SyncProducerAsWorkQueue
 from adapters.testing.contract.tokens import RefreshTokenContract
+from adapters.testing.contract.transactions import (
+    CallerTransactionContract,
+    DedupAcrossTransactionsContract,
+)
 
 __all__ = [
     "DEFAULT_SETTINGS",
@@ -51,10 +68,15 @@ __all__ = [
     "Backdoor",
     "BackdoorContract",
     "BetaJob",
+    "CallerTransaction",
+    "CallerTransactionContract",
+    "CallerTransactionFactory",
+    "CallerTransactionFixtures",
     "ClaimContract",
     "CompleteAndClaimContract",
     "ContractFixtures",
     "ContractKind",
+    "DedupAcrossTransactionsContract",
     "DedupOnReturnContract",
     "DueContract",
     "EnqueueContract",
@@ -63,7 +85,9 @@ __all__ = [
     "FinishContract",
     "GammaJob",
     "HeartbeatContract",
+    "Isolation",
     "ListingContract",
+    "LockWaits",
     "PurgeContract",
     "QueueFactory",
     "QueueModel",
@@ -72,6 +96,8 @@ __all__ = [
     "ReleaseContract",
     "StoreFactory",
     "StoreSubject",
+    "SyncProducer",
+    "SyncProducerAsWorkQueue",
     "WorkQueueContractSuite",
     "stalled_error",
     "store_state_machine",

@@ -1,0 +1,1 @@
+"""The example shop's Django project: settings and URLs."""

@@ -1,0 +1,39 @@
+"""Settings of the example shop: one app, PostgreSQL through psycopg 3.
+
+The database is ``SHOP_DATABASE_URL`` (a ``postgresql://`` URL), the same database
+the queue's tables live in: the point is that an order and the work it asks for
+commit together. Mail goes to Django's in-memory outbox.
+"""
+
+from __future__ import annotations
+
+import os
+from urllib.parse import parse_qsl, unquote, urlsplit
+
+
+def _database(url: str) -> dict[str, str]:
+    """Django's DATABASES entry for a ``postgresql://`` URL (a socket ``?host=`` too)."""
+    parts = urlsplit(url)
+    query = dict(parse_qsl(parts.query))
+    return {
+        # With psycopg 3 installed, Django's PostgreSQL backend runs on it.
+        "ENGINE": "django.db.backends.postgresql",
+        "NAME": parts.path.lstrip("/"),
+        "USER": unquote(parts.username or ""),
+        "PASSWORD": unquote(parts.password or ""),
+        "HOST": parts.hostname or query.get("host", ""),
+        "PORT": str(parts.port or ""),
+    }
+
+
+SECRET_KEY = "the example shop's key, not a secret"  # noqa: S105
+DEBUG = False
+ALLOWED_HOSTS = ["127.0.0.1", "localhost", "testserver"]
+INSTALLED_APPS = ["orders"]
+MIDDLEWARE: list[str] = []
+ROOT_URLCONF = "shop_site.urls"
+DATABASES = {"default": _database(os.environ.get("SHOP_DATABASE_URL", "postgresql:///shop"))}
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+USE_TZ = True
+EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
+DEFAULT_FROM_EMAIL = "shop@example.com"
