@@ -22,6 +22,7 @@ from adapters.postgres.migrations import (
     migrate,
     pending,
 )
+from adapters.postgres.monitor import PostgresWorkMonitor
 from adapters.postgres.notifications import CHANNEL, PostgresWorkNotifications
 from adapters.postgres.pool import close_pool, create_pool, redact_dsn
 from adapters.postgres.queue import PostgresWorkQueue
@@ -33,6 +34,7 @@ __all__ = [
     "CHANNEL",
     "MigrationError",
     "PostgresRefreshTokenStore",
+    "PostgresWorkMonitor",
     "PostgresWorkNotifications",
     "PostgresWorkQueue",
     "PostgresWorkStore",
