@@ -66,16 +66,6 @@ def build_parser() -> argparse.ArgumentParser:
     status = commands.add_parser("status", help="show counts, live items and recent failures")
     status.add_argument("--json", action="store_true", help="print one JSON document")
 
-    web = commands.add_parser(
-        "web", help="serve the read-only admin view, its JSON API, /metrics and /healthz"
-    )
-    web.add_argument(
-        "--host", help="address to listen on (default: WORKQUEUE_WEB_HOST, else 127.0.0.1)"
-    )
-    web.add_argument(
-        "--port", type=int, help="port to listen on (default: WORKQUEUE_WEB_PORT, else 8080)"
-    )
-
     enqueue = commands.add_parser("enqueue", help="enqueue one item of KIND")
     enqueue.add_argument("kind", metavar="KIND", help="the kind, e.g. token_cleanup")
     enqueue.add_argument(
@@ -85,6 +75,16 @@ def build_parser() -> argparse.ArgumentParser:
         "--dedup-key",
         metavar="KEY",
         help="absorb this enqueue into a queued item of KIND with the same key",
+    )
+
+    web = commands.add_parser(
+        "web", help="serve the read-only admin page, its JSON API, /metrics, /healthz"
+    )
+    web.add_argument(
+        "--host", help="address to listen on (default: WORKQUEUE_WEB_HOST, else 127.0.0.1)"
+    )
+    web.add_argument(
+        "--port", type=int, help="port to listen on (default: WORKQUEUE_WEB_PORT, else 8080)"
     )
     return parser
 
