@@ -98,7 +98,11 @@ class TestFinishedCounts:
         await counts.current()
         await counts.settled()
 
-        assert "recounting the finished items failed" in caplog.text
+        (record,) = [r for r in caplog.records if r.name == "workqueue.web"]
+        assert record.getMessage() == "recounting the finished items failed"
+        assert record.levelno == logging.WARNING
+        assert record.exc_info is not None
+        assert isinstance(record.exc_info[1], StoreUnavailableError)
         assert monitor.finished_reads == 3
         assert (await counts.current())[1] == world.clock.now()
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import re
 
 import pytest
@@ -262,7 +263,7 @@ class TestQueued:
         assert api.status_code == 400
         assert api.json() == {"error": error}
         assert page.status_code == 400
-        assert "Bad request" in page.text
+        assert "<h2>Bad request</h2>\n  <p>after must be " in page.text
 
     async def test_the_largest_limit_and_id_are_accepted(self, world: WebWorld) -> None:
         async with world.client() as client:
@@ -327,6 +328,7 @@ class TestItem:
         assert '<th scope="row">worker_id</th><td>w-old</td>' in html
         assert '<th scope="row">lease_expires_at</th><td>\u2013</td>' in html
         assert "<html" not in fragment
+        assert f"Item #{item.id}: token_cleanup, failed" in fragment
         assert fragment.strip() in html
 
     async def test_a_missing_item_is_a_404(self, world: WebWorld) -> None:
@@ -339,7 +341,7 @@ class TestItem:
         assert api.status_code == 404
         assert api.json() == {"error": "no item 99"}
         assert page.status_code == 404
-        assert "There is no item 99." in page.text
+        assert "<h2>Not found</h2>\n  <p>There is no item 99.</p>" in page.text
         assert fragment.status_code == 404
         assert huge.status_code == 404
 
@@ -394,7 +396,7 @@ class TestEverywhere:
             static = await client.get("/static/nowhere.js")
 
         assert page.status_code == 404
-        assert "No such page." in page.text
+        assert "<h2>Not found</h2>\n  <p>No such page.</p>" in page.text
         assert api.status_code == 404
         assert api.json() == {"error": "no such endpoint"}
         assert static.status_code == 404
@@ -411,17 +413,25 @@ class TestEverywhere:
         assert style.status_code == 200
 
     async def test_an_unreachable_database_is_a_503_that_names_no_host(
-        self, world: WebWorld
+        self, world: WebWorld, caplog: pytest.LogCaptureFixture
     ) -> None:
         world.state.unavailable = True
 
-        async with world.client() as client:
-            page = await client.get("/")
-            api = await client.get("/api/running")
-            item = await client.get("/items/1")
+        with caplog.at_level(logging.WARNING, logger="workqueue.web"):
+            async with world.client() as client:
+                page = await client.get("/")
+                api = await client.get("/api/running")
+                item = await client.get("/items/1")
 
         assert page.status_code == 503
-        assert "The database does not answer." in page.text
+        assert (
+            "<h2>Database unavailable</h2>\n  <p>The database does not answer. "
+            "The page tries again by itself.</p>"
+        ) in page.text
+        assert (
+            "the database is unavailable: the in-memory store is marked unavailable"
+            in caplog.messages
+        )
         assert "in-memory" not in page.text
         assert api.status_code == 503
         assert api.json() == {"error": "the database does not answer"}
