@@ -108,6 +108,29 @@ class TestMetrics:
         assert samples(response.text) == {("workqueue_database_up", ()): 0}
 
 
+async def test_every_gauge_says_what_it_measures(world: WebWorld) -> None:
+    async with world.client() as client:
+        text = (await client.get("/metrics")).text
+
+    helps = [line for line in text.splitlines() if line.startswith("# HELP")]
+    assert helps == [
+        "# HELP workqueue_database_up 1 when the last scrape read the work_items table, 0 when "
+        "it could not.",
+        "# HELP workqueue_items Items in work_items by kind and status. Finished statuses are "
+        "counted at most every few seconds (workqueue_finished_counts_age_seconds).",
+        "# HELP workqueue_oldest_queued_age_seconds Seconds the next item a claim takes of each "
+        "kind has been queued (0: none queued).",
+        "# HELP workqueue_oldest_heartbeat_age_seconds Seconds since the stalest heartbeat among "
+        "the running items of each kind (0: none running).",
+        "# HELP workqueue_stalls_last_hour Stalls (expired leases) counted on items of each kind "
+        "that finished, or last heartbeated, in the last hour.",
+        "# HELP workqueue_failures_last_hour Items of each kind that ended unsuccessfully (status "
+        "failed, or another unsuccessful final status) in the last hour.",
+        "# HELP workqueue_finished_counts_age_seconds Seconds since the finished items in "
+        "workqueue_items were counted.",
+    ]
+
+
 class FailingSchema:
     def __init__(self, error: Exception) -> None:
         self.error = error
@@ -194,12 +217,16 @@ class TestHealth:
         async with world.client() as client:
             document = (await client.get("/healthz")).json()
 
-        assert document["database"] == "unreachable"
-        assert document["reason"] == "the database does not answer"
+        assert document == {
+            "status": "unavailable",
+            "database": "unreachable",
+            "schema": "unknown",
+            "reason": "the database does not answer",
+        }
 
     async def test_a_table_that_cannot_be_read_is_unreadable(self, world: WebWorld) -> None:
         class Unreadable(type(world.monitor)):  # type: ignore[misc]
-            async def item(self, item_id: int) -> None:
+            async def running(self) -> list[object]:
                 raise PermissionError("permission denied for table work_items")
 
         world.monitor = Unreadable(world.state)

@@ -287,6 +287,7 @@ class TestFailures:
             document = (await client.get("/api/failures")).json()
             one = (await client.get("/api/failures", params={"limit": 1})).json()
 
+        assert document["now"] == "2026-01-01T00:00:01Z"
         assert [item["id"] for item in document["items"]] == [second.id, first.id]
         assert document["items"][0]["error"] == "second"
         assert document["items"][0]["status"] == "failed"
@@ -408,9 +409,11 @@ class TestEverywhere:
             style = await client.get("/static/web.css")
 
         assert script.status_code == 200
-        assert "data-live-src" not in script.text or "liveSrc" in script.text
-        assert "setTimeout" in script.text
+        assert "javascript" in script.headers["content-type"]
+        assert "region.dataset.liveSrc" in script.text
+        assert "innerHTML = html" in script.text
         assert style.status_code == 200
+        assert style.headers["content-type"].startswith("text/css")
 
     async def test_an_unreachable_database_is_a_503_that_names_no_host(
         self, world: WebWorld, caplog: pytest.LogCaptureFixture
