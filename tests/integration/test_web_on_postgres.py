@@ -21,8 +21,9 @@ from adapters.postgres import (
 )
 from adapters.testing import FakeClock
 from adapters.testing.contract.kinds import AlphaJob, BetaJob, ContractKind
-from entrypoints.web import WebServices, create_app
+from entrypoints.web.app import create_app
 from entrypoints.web.overview import OverviewReader
+from entrypoints.web.reads import WebServices
 from entrypoints.worker.schema import PostgresSchema
 
 LEASE_SECONDS = 60

@@ -10,9 +10,11 @@ from web_world import KINDS, WebWorld
 from worker_world import WorkerWorld
 
 from domain import StoreUnavailableError, TokenCleanup, WorkStatus
-from entrypoints.web import WebSettings, load_web_settings
+from entrypoints.exit_status import ExitStatus, exit_status_for
 from entrypoints.web.container import build_web_container
+from entrypoints.web.listen import ListenError
 from entrypoints.web.overview import FinishedCounts, OverviewReader
+from entrypoints.web.settings import WebSettings, load_web_settings
 from entrypoints.web.settings import WebSettings as SettingsClass
 from entrypoints.web.templating import duration
 from entrypoints.worker.container import provide
@@ -280,3 +282,9 @@ class TestCommand:
         assert run.err == (
             "workqueue: invalid setting WORKQUEUE_WEB_PORT: must be a port from 1 to 65535\n"
         )
+
+
+def test_an_address_that_cannot_be_listened_on_is_a_runtime_failure() -> None:
+    assert exit_status_for(ListenError("cannot listen on 127.0.0.1:80: taken")) == (
+        ExitStatus.FAILURE
+    )

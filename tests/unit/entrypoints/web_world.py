@@ -13,8 +13,9 @@ from worker_world import FakeSchema
 from adapters.memory import InMemoryState, InMemoryWorkMonitor, InMemoryWorkQueue, InMemoryWorkStore
 from adapters.testing import FakeClock
 from domain import TokenCleanup, WorkItem, WorkItemRetention
-from entrypoints.web import WebServices, create_app
+from entrypoints.web.app import create_app
 from entrypoints.web.overview import OverviewReader
+from entrypoints.web.reads import WebServices
 
 LEASE = timedelta(seconds=60)
 KINDS = ("token_cleanup", "work_item_retention")
