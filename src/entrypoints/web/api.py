@@ -11,9 +11,12 @@ A bad parameter answers 400 and an unknown item 404, each ``{"error": "..."}``.
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
+from domain import WorkItem
 from entrypoints.web.documents import item_document, overview_document, timestamp
 from entrypoints.web.reads import (
     FAILURES_SHOWN,
@@ -36,14 +39,17 @@ async def api_overview(request: Request) -> JSONResponse:
     return JSONResponse({"read_only": True, **overview_document(overview)})
 
 
+def _items_response(items: list[WorkItem], now: datetime) -> JSONResponse:
+    return JSONResponse(
+        {"now": timestamp(now), "items": [item_document(item, now) for item in items]}
+    )
+
+
 async def api_running(request: Request) -> JSONResponse:
     """Every running item, however long the backlog."""
     found = services(request)
     items = await found.monitor.running()
-    now = found.clock.now()
-    return JSONResponse(
-        {"now": timestamp(now), "items": [item_document(item, now) for item in items]}
-    )
+    return _items_response(items, found.clock.now())
 
 
 async def api_queued(request: Request) -> JSONResponse:
@@ -72,10 +78,7 @@ async def api_failures(request: Request) -> JSONResponse:
     found = services(request)
     limit = int_param(request, "limit", default=FAILURES_SHOWN, lowest=1, highest=MAX_LIMIT)
     items = await found.monitor.recent_unsuccessful(limit=limit)
-    now = found.clock.now()
-    return JSONResponse(
-        {"now": timestamp(now), "items": [item_document(item, now) for item in items]}
-    )
+    return _items_response(items, found.clock.now())
 
 
 async def api_item(request: Request) -> JSONResponse:

@@ -13,7 +13,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, Response
+from starlette.responses import Response
 
 from entrypoints.web.documents import item_document, overview_document
 from entrypoints.web.reads import (
@@ -108,7 +108,7 @@ async def item_fragment(request: Request) -> Response:
     """One item's live region alone, or 404."""
     context = await _item_context(request)
     if context is None:
-        return HTMLResponse("", status_code=404)
+        return Response(status_code=404)
     return render(request, "_item.html", context)
 
 

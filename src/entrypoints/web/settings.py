@@ -17,6 +17,9 @@ from entrypoints.worker.settings import ENV_PREFIX, SettingsError, env_name
 __all__ = ["WebSettings", "load_web_settings"]
 
 _HIGHEST_PORT = 65535
+# The fields the flags override, named once.
+_HOST_FIELD = "web_host"
+_PORT_FIELD = "web_port"
 
 
 class WebSettings(BaseSettings):
@@ -67,9 +70,9 @@ def load_web_settings(*, host: str | None = None, port: int | None = None) -> We
     """
     overrides: dict[str, Any] = {}
     if host is not None:
-        overrides["web_host"] = host
+        overrides[_HOST_FIELD] = host
     if port is not None:
-        overrides["web_port"] = port
+        overrides[_PORT_FIELD] = port
     try:
         return WebSettings(**overrides)
     except ValidationError as error:

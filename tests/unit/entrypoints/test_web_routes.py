@@ -344,6 +344,7 @@ class TestItem:
         assert page.status_code == 404
         assert "<h2>Not found</h2>\n  <p>There is no item 99.</p>" in page.text
         assert fragment.status_code == 404
+        assert fragment.text == ""
         assert huge.status_code == 404
 
     async def test_an_item_that_is_running_shows_its_heartbeat_and_lease(
