@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from pydantic import JsonValue
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
@@ -39,10 +40,12 @@ async def api_overview(request: Request) -> JSONResponse:
     return JSONResponse({"read_only": True, **overview_document(overview)})
 
 
+def _items_document(items: list[WorkItem], now: datetime) -> dict[str, JsonValue]:
+    return {"now": timestamp(now), "items": [item_document(item, now) for item in items]}
+
+
 def _items_response(items: list[WorkItem], now: datetime) -> JSONResponse:
-    return JSONResponse(
-        {"now": timestamp(now), "items": [item_document(item, now) for item in items]}
-    )
+    return JSONResponse(_items_document(items, now))
 
 
 async def api_running(request: Request) -> JSONResponse:
@@ -61,13 +64,11 @@ async def api_queued(request: Request) -> JSONResponse:
         after=int_param(request, "after", default=0, lowest=0, highest=LARGEST_ID),
         limit=int_param(request, "limit", default=QUEUED_PAGE, lowest=1, highest=MAX_LIMIT),
     )
-    now = found.clock.now()
     return JSONResponse(
         {
-            "now": timestamp(now),
+            **_items_document(page.items, found.clock.now()),
             "kind": page.kind,
             "after": page.after,
-            "items": [item_document(item, now) for item in page.items],
             "next_after": page.next_after,
         }
     )

@@ -25,7 +25,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from domain import StoreUnavailableError
 from entrypoints.web.api import api_failures, api_item, api_overview, api_queued, api_running
 from entrypoints.web.health import check_health, health_document
-from entrypoints.web.metrics import QueueSample, metrics_text, read_sample
+from entrypoints.web.metrics import UNAVAILABLE, metrics_text, read_sample
 from entrypoints.web.pages import (
     item_fragment,
     item_page,
@@ -106,7 +106,7 @@ async def metrics(request: Request) -> Response:
         sample = await read_sample(found.overview, found.monitor)
     except StoreUnavailableError as error:
         logger.warning("metrics: the database is unavailable: %s", error)
-        sample = QueueSample(overview=None, running=[], failures={}, stalls={})
+        sample = UNAVAILABLE
     return Response(metrics_text(sample), media_type=_METRICS_TYPE)
 
 

@@ -25,7 +25,14 @@ from domain import WorkItem, WorkMonitor, WorkStatus
 from entrypoints.web.documents import seconds_between
 from entrypoints.web.overview import Overview, OverviewReader
 
-__all__ = ["RECENT", "QueueCollector", "QueueSample", "metrics_text", "read_sample"]
+__all__ = [
+    "RECENT",
+    "UNAVAILABLE",
+    "QueueCollector",
+    "QueueSample",
+    "metrics_text",
+    "read_sample",
+]
 
 RECENT = timedelta(hours=1)
 """The window of the ``*_last_hour`` gauges."""
@@ -39,6 +46,10 @@ class QueueSample:
     running: list[WorkItem]
     failures: dict[tuple[str, WorkStatus], int]
     stalls: dict[str, int]
+
+
+UNAVAILABLE = QueueSample(overview=None, running=[], failures={}, stalls={})
+"""The sample of a scrape that could not read the table."""
 
 
 async def read_sample(reader: OverviewReader, monitor: WorkMonitor) -> QueueSample:
@@ -139,6 +150,6 @@ class QueueCollector(Collector):
 
 def metrics_text(sample: QueueSample) -> bytes:
     """``sample`` in the Prometheus text exposition format."""
-    registry = CollectorRegistry(auto_describe=False)
+    registry = CollectorRegistry()
     registry.register(QueueCollector(sample))
     return generate_latest(registry)

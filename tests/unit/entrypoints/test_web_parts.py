@@ -14,6 +14,7 @@ from entrypoints.exit_status import ExitStatus, exit_status_for
 from entrypoints.web.container import build_web_container
 from entrypoints.web.listen import ListenError
 from entrypoints.web.overview import FinishedCounts, OverviewReader
+from entrypoints.web.reads import LARGEST_ID, read_item
 from entrypoints.web.settings import WebSettings, load_web_settings
 from entrypoints.web.settings import WebSettings as SettingsClass
 from entrypoints.web.templating import duration
@@ -288,3 +289,22 @@ def test_an_address_that_cannot_be_listened_on_is_a_runtime_failure() -> None:
     assert exit_status_for(ListenError("cannot listen on 127.0.0.1:80: taken")) == (
         ExitStatus.FAILURE
     )
+
+
+class AskedIds:
+    """A monitor that only records which ids it was asked for."""
+
+    def __init__(self) -> None:
+        self.asked: list[int] = []
+
+    async def item(self, item_id: int) -> None:
+        self.asked.append(item_id)
+
+
+async def test_an_id_no_bigint_can_hold_is_not_asked_for() -> None:
+    monitor = AskedIds()
+
+    assert await read_item(monitor, LARGEST_ID) is None  # type: ignore[arg-type]
+    assert await read_item(monitor, LARGEST_ID + 1) is None  # type: ignore[arg-type]
+
+    assert monitor.asked == [LARGEST_ID]

@@ -185,6 +185,7 @@ class TestQueued:
             ).json()
             default = (await client.get("/api/queued")).json()
 
+        assert first["now"] == "2026-01-01T00:00:00Z"
         assert [item["id"] for item in first["items"]] == ids[:2]
         assert first["next_after"] == ids[1]
         assert first["after"] == 0
