@@ -18,7 +18,6 @@ from domain import (
     WorkItem,
     WorkMonitor,
     WorkStatus,
-    kind_name,
 )
 
 __all__ = ["InMemoryWorkMonitor"]
@@ -70,13 +69,13 @@ class InMemoryWorkMonitor(WorkMonitor):
         self, *, kind: str | None = None, after_id: int = 0, limit: int
     ) -> list[WorkItem]:
         """See :meth:`~domain.WorkMonitor.queued`."""
-        wanted = None if kind is None else kind_name(kind)
+        # A kind enum member is a str subclass equal to its stored value.
         items = [
             item
             for item in self._items()
             if item.status is WorkStatus.QUEUED
             and item.id > after_id
-            and (wanted is None or item.kind == wanted)
+            and (kind is None or item.kind == kind)
         ]
         return items[: max(limit, 0)]
 

@@ -62,14 +62,17 @@ async def _overview_context(request: Request) -> dict[str, Any]:
     failures = await found.monitor.recent_unsuccessful(limit=FAILURES_SHOWN)
     now = found.clock.now()
     query = urlencode({"kind": kind or "", "after": after})
+    running_queued_failures = [
+        [item_document(item, now) for item in items] for items in (running, page.items, failures)
+    ]
     return {
         "overview": overview_document(overview),
-        "running": [item_document(item, now) for item in running],
-        "queued": [item_document(item, now) for item in page.items],
+        "running": running_queued_failures[0],
+        "queued": running_queued_failures[1],
         "kind": kind,
         "after": after,
         "next_after": page.next_after,
-        "failures": [item_document(item, now) for item in failures],
+        "failures": running_queued_failures[2],
         "live_src": f"/fragments/overview?{query}",
     }
 

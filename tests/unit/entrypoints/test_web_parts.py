@@ -3,18 +3,22 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
+from datetime import UTC, datetime, timedelta
+from types import SimpleNamespace
 
 import pytest
 from web_world import KINDS, WebWorld
 from worker_world import WorkerWorld
 
-from domain import StoreUnavailableError, TokenCleanup, WorkStatus
+from domain import StoreUnavailableError, TokenCleanup, WorkItem, WorkStatus
 from entrypoints.exit_status import ExitStatus, exit_status_for
 from entrypoints.web.container import build_web_container
+from entrypoints.web.documents import heartbeat_age, lease_left
 from entrypoints.web.listen import ListenError
 from entrypoints.web.overview import FinishedCounts, OverviewReader
-from entrypoints.web.reads import LARGEST_ID, read_item
+from entrypoints.web.reads import LARGEST_ID, read_item, read_queued_page
 from entrypoints.web.settings import WebSettings, load_web_settings
 from entrypoints.web.settings import WebSettings as SettingsClass
 from entrypoints.web.templating import duration
@@ -308,3 +312,50 @@ async def test_an_id_no_bigint_can_hold_is_not_asked_for() -> None:
     assert await read_item(monitor, LARGEST_ID + 1) is None  # type: ignore[arg-type]
 
     assert monitor.asked == [LARGEST_ID]
+
+
+class AskedLimits:
+    """A monitor that records the limits it was asked for and returns that many items."""
+
+    def __init__(self, items: list[object]) -> None:
+        self.items = items
+        self.limits: list[int] = []
+
+    async def queued(self, *, kind: str | None, after_id: int, limit: int) -> list[object]:
+        self.limits.append(limit)
+        return self.items[:limit]
+
+
+async def test_a_page_asks_for_one_item_more_than_it_shows() -> None:
+    monitor = AskedLimits([SimpleNamespace(id=n) for n in range(10)])
+
+    page = await read_queued_page(monitor, kind=None, after=0, limit=3)  # type: ignore[arg-type]
+
+    assert monitor.limits == [4]
+    assert page.next_after == 2
+
+
+def test_only_a_running_item_has_a_lease_left() -> None:
+    now = datetime(2026, 1, 1, tzinfo=UTC)
+    running = WorkItem(
+        id=1,
+        kind="k",
+        payload={},
+        status=WorkStatus.RUNNING,
+        attempt=1,
+        stalls=0,
+        dedup_key=None,
+        enqueued_at=now,
+        started_at=now,
+        heartbeat_at=now,
+        lease_expires_at=now + timedelta(seconds=30),
+        finished_at=None,
+        worker_id="w",
+        progress=None,
+        error=None,
+    )
+    failed = dataclasses.replace(running, status=WorkStatus.FAILED, finished_at=now)
+
+    assert lease_left(running, now) == 30
+    assert lease_left(failed, now) is None
+    assert heartbeat_age(failed, now) is None

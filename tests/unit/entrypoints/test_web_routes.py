@@ -58,6 +58,20 @@ class TestOverview:
             "oldest_queued_age_seconds": 1.5,
         }
 
+    async def test_ages_are_given_to_the_millisecond(self, world: WebWorld) -> None:
+        await world.running()
+        await world.queue.enqueue(TokenCleanup())
+        await world.clock.advance(1.23456)
+
+        async with world.client() as client:
+            overview = (await client.get("/api/overview")).json()
+            running = (await client.get("/api/running")).json()
+
+        assert overview["oldest_queued_age_seconds"] == 1.235
+        assert overview["oldest_queued"]["token_cleanup"]["age_seconds"] == 1.235
+        assert running["items"][0]["heartbeat_age_seconds"] == 1.235
+        assert running["items"][0]["lease_left_seconds"] == 58.765
+
     async def test_an_empty_queue_has_no_oldest_item(self, world: WebWorld) -> None:
         async with world.client() as client:
             document = (await client.get("/api/overview")).json()
@@ -221,6 +235,8 @@ class TestQueued:
         assert [item["id"] for item in document["items"]] == [retention]
         assert "Queued of kind work_item_retention, oldest first" in html
         assert '<option value="work_item_retention" selected>' in html
+        assert f'href="/items/{retention}"' in html
+        assert 'href="/items/1"' not in html
         assert blank["kind"] is None
         assert len(blank["items"]) == 2
 
@@ -238,6 +254,15 @@ class TestQueued:
         assert 'href="/?kind=">First page' in second
         assert "Next page" not in second
         assert f"after={ids[49]}" in re.search(r'data-live-src="([^"]*)"', second)[1]  # type: ignore[index]
+
+    async def test_the_first_page_may_say_after_0(self, world: WebWorld) -> None:
+        queued = (await world.queue.enqueue(TokenCleanup())).id
+
+        async with world.client() as client:
+            response = await client.get("/", params={"after": 0})
+
+        assert response.status_code == 200
+        assert f'href="/items/{queued}"' in response.text
 
     async def test_an_empty_later_page_says_after_which_id(self, world: WebWorld) -> None:
         async with world.client() as client:
@@ -291,6 +316,7 @@ class TestFailures:
         assert document["now"] == "2026-01-01T00:00:01Z"
         assert [item["id"] for item in document["items"]] == [second.id, first.id]
         assert document["items"][0]["error"] == "second"
+        assert document["items"][0]["finished_at"] == "2026-01-01T00:00:01Z"
         assert document["items"][0]["status"] == "failed"
         assert document["items"][0]["lease_left_seconds"] is None
         assert document["items"][0]["heartbeat_age_seconds"] is None

@@ -213,9 +213,10 @@ class MonitoringContract:
         assert await monitor.queued(kind=GAMMA, limit=10) == []
 
     async def test_a_page_of_no_items_is_empty(
-        self, monitor: WorkMonitor, queue: WorkQueue
+        self, monitor: WorkMonitor, queue: WorkQueue, backdoor: Backdoor, clock: FakeClock
     ) -> None:
         await queue.enqueue(AlphaJob())
+        await _finished(backdoor, clock, ALPHA, WorkStatus.FAILED)
 
         assert await monitor.queued(limit=0) == []
         assert await monitor.queued(kind=ALPHA, limit=-1) == []
