@@ -52,6 +52,8 @@ SECURITY_HEADERS: dict[str, str] = {
 }
 """Headers on every response."""
 
+_HEADER_NAMES = frozenset(name.encode("ascii") for name in SECURITY_HEADERS)
+
 _METRICS_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 
 
@@ -64,10 +66,9 @@ class SecurityHeaders:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         async def send_with_headers(message: Message) -> None:
             if message["type"] == "http.response.start":
+                # Starlette's responses always send their headers, lower-case.
                 headers = [
-                    (name, value)
-                    for name, value in message.get("headers", [])
-                    if name.decode("latin-1") not in SECURITY_HEADERS
+                    (name, value) for name, value in message["headers"] if name not in _HEADER_NAMES
                 ]
                 headers += [
                     (name.encode(), value.encode()) for name, value in SECURITY_HEADERS.items()
@@ -140,7 +141,7 @@ def create_app(services: WebServices) -> Starlette:
             Route("/api/items/{item_id:int}", api_item),
             Route("/metrics", metrics),
             Route("/healthz", healthz),
-            Mount("/static", StaticFiles(packages=[("entrypoints.web", "static")]), name="static"),
+            Mount("/static", StaticFiles(packages=[("entrypoints.web", "static")])),
         ],
         exception_handlers={
             BadQueryError: _bad_query,

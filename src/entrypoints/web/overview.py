@@ -94,8 +94,8 @@ class FinishedCounts:
         self._monitor = monitor
         self._clock = clock
         self._max_age = max_age
-        self._counts: Counts | None = None
-        self._counted_at = clock.now()
+        # The counts and the moment they were read; None until the first count.
+        self._last: tuple[Counts, datetime] | None = None
         self._recount: asyncio.Task[None] | None = None
 
     async def current(self) -> tuple[Counts, datetime]:
@@ -104,12 +104,11 @@ class FinishedCounts:
         :raises StoreUnavailableError: if the first count cannot be read. A failing
             recount in the background is logged and leaves the counts it had.
         """
-        if self._counts is None:
-            await self._count()
-        elif self._stale() and self._recount is None:
+        if self._last is None:
+            self._last = await self._count()
+        elif self._stale(self._last[1]) and self._recount is None:
             self._recount = asyncio.create_task(self._recount_in_background())
-        assert self._counts is not None  # set by _count, or raised
-        return self._counts, self._counted_at
+        return self._last
 
     async def settled(self) -> None:
         """Wait for a recount under way, if any (tests and shutdown)."""
@@ -122,17 +121,16 @@ class FinishedCounts:
             self._recount.cancel()
             await asyncio.gather(self._recount, return_exceptions=True)
 
-    def _stale(self) -> bool:
-        return (self._clock.now() - self._counted_at).total_seconds() >= self._max_age
+    def _stale(self, counted_at: datetime) -> bool:
+        return (self._clock.now() - counted_at).total_seconds() >= self._max_age
 
-    async def _count(self) -> None:
+    async def _count(self) -> tuple[Counts, datetime]:
         started = self._clock.now()
-        self._counts = await self._monitor.count_finished()
-        self._counted_at = started
+        return await self._monitor.count_finished(), started
 
     async def _recount_in_background(self) -> None:
         try:
-            await self._count()
+            self._last = await self._count()
         except Exception:
             logger.warning("recounting the finished items failed", exc_info=True)
         finally:

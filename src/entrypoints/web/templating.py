@@ -39,12 +39,10 @@ def duration(seconds: float | None) -> str:
 
 def environment() -> Environment:
     """The environment every page is rendered in."""
+    # PackageLoader reads the package's templates/ folder. A name a template uses
+    # but the route did not give fails the page instead of rendering as blank.
     env = Environment(
-        loader=PackageLoader("entrypoints.web", "templates"),
-        autoescape=True,
-        undefined=StrictUndefined,
-        trim_blocks=True,
-        lstrip_blocks=True,
+        loader=PackageLoader("entrypoints.web"), autoescape=True, undefined=StrictUndefined
     )
     env.filters["duration"] = duration
     env.filters["pretty_json"] = pretty_json

@@ -9,6 +9,7 @@ from datetime import UTC, datetime, timedelta
 from types import SimpleNamespace
 
 import pytest
+from jinja2 import UndefinedError
 from web_world import KINDS, WebWorld
 from worker_world import WorkerWorld
 
@@ -21,7 +22,7 @@ from entrypoints.web.overview import FinishedCounts, OverviewReader
 from entrypoints.web.reads import LARGEST_ID, read_item, read_queued_page
 from entrypoints.web.settings import WebSettings, load_web_settings
 from entrypoints.web.settings import WebSettings as SettingsClass
-from entrypoints.web.templating import duration
+from entrypoints.web.templating import duration, environment
 from entrypoints.worker.container import provide
 from entrypoints.worker.settings import SettingsError
 
@@ -359,3 +360,9 @@ def test_only_a_running_item_has_a_lease_left() -> None:
     assert lease_left(running, now) == 30
     assert lease_left(failed, now) is None
     assert heartbeat_age(failed, now) is None
+
+
+def test_a_name_a_template_lacks_fails_the_page_instead_of_rendering_blank() -> None:
+    with pytest.raises(UndefinedError):
+        environment().from_string("{{ missing }}").render()
+    assert environment().from_string("{{ text }}").render(text="<b>") == "&lt;b&gt;"
