@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from dataclasses import replace
 from datetime import timedelta
 
@@ -98,12 +99,18 @@ class TestMetrics:
 
         assert found[("workqueue_finished_counts_age_seconds", ())] == 3
 
-    async def test_an_unreachable_database_is_up_0_and_nothing_else(self, world: WebWorld) -> None:
+    async def test_an_unreachable_database_is_up_0_and_nothing_else(
+        self, world: WebWorld, caplog: pytest.LogCaptureFixture
+    ) -> None:
         world.state.unavailable = True
 
-        async with world.client() as client:
-            response = await client.get("/metrics")
+        with caplog.at_level(logging.WARNING, logger="workqueue.web"):
+            async with world.client() as client:
+                response = await client.get("/metrics")
 
+        assert caplog.messages == [
+            "metrics: the database is unavailable: the in-memory store is marked unavailable"
+        ]
         assert response.status_code == 200
         assert samples(response.text) == {("workqueue_database_up", ()): 0}
 
