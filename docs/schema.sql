@@ -2,7 +2,7 @@
 -- Generated from the catalog by adapters.postgres.schema; do not edit by hand:
 --   python -m adapters.postgres.schema --database-url URL --write docs/schema.sql
 -- tests/integration/test_schema_doc.py fails when this file is stale.
--- Migrations applied: 0001_work_items, 0002_refresh_tokens, 0003_claim_in_fifo_order.
+-- Migrations applied: 0001_work_items, 0002_refresh_tokens, 0003_claim_in_fifo_order, 0004_monitoring_indexes.
 
 CREATE TABLE refresh_tokens (
     id bigint NOT NULL GENERATED ALWAYS AS IDENTITY,
@@ -65,6 +65,8 @@ COMMENT ON COLUMN work_items.progress IS 'The latest JSON progress snapshot of t
 COMMENT ON COLUMN work_items.error IS 'Why the item failed: the handler''s error, a stall, or being superseded by a queued twin. Written by fail, release and lease recovery; read by the status view.';
 CREATE INDEX work_items_claim ON public.work_items USING btree (id) WHERE (status = 'queued'::text);
 COMMENT ON INDEX work_items_claim IS 'Claim: the queued ids in FIFO order, for any set of kinds. Partial on queued, so finished rows cost nothing.';
+CREATE INDEX work_items_finished_by_kind ON public.work_items USING btree (kind, status) WHERE (status <> ALL (ARRAY['queued'::text, 'running'::text]));
+COMMENT ON INDEX work_items_finished_by_kind IS 'Admin view and metrics: how many finished items each kind has in each final status (index-only).';
 CREATE INDEX work_items_newest_finished ON public.work_items USING btree (kind, finished_at) WHERE (status = ANY (ARRAY['succeeded'::text, 'failed'::text]));
 COMMENT ON INDEX work_items_newest_finished IS 'Due-ness: the newest finished item of a kind.';
 CREATE INDEX work_items_queued_by_kind ON public.work_items USING btree (kind, id) WHERE (status = 'queued'::text);
@@ -75,6 +77,10 @@ CREATE INDEX work_items_retention ON public.work_items USING btree (finished_at)
 COMMENT ON INDEX work_items_retention IS 'Retention: the oldest finished items, deleted in bounded batches.';
 CREATE INDEX work_items_running ON public.work_items USING btree (kind, id) WHERE (status = 'running'::text);
 COMMENT ON INDEX work_items_running IS 'Lease recovery (scan running items, filter the lease) and due-ness (is a kind running).';
+CREATE INDEX work_items_stalled ON public.work_items USING btree (kind) WHERE (stalls > 0);
+COMMENT ON INDEX work_items_stalled IS 'Metrics: the stalls counted on items seen lately (partial on stalls > 0, so it stays small).';
+CREATE INDEX work_items_unsuccessful ON public.work_items USING btree (finished_at, id) WHERE (status <> ALL (ARRAY['queued'::text, 'running'::text, 'succeeded'::text]));
+COMMENT ON INDEX work_items_unsuccessful IS 'Admin view and metrics: the latest items that ended without success, and how many did since a moment.';
 
 CREATE TABLE workqueue_migrations (
     version integer NOT NULL,

@@ -19,6 +19,7 @@ from domain.handler import WorkContext, WorkHandler
 from domain.items import Lease, WorkItem
 from domain.kinds import WorkKind, kind_name
 from domain.maintenance import TokenCleanup, WorkItemRetention
+from domain.monitor import LIVE_STATUSES, UNSUCCESSFUL_STATUSES, WorkMonitor
 from domain.notifications import WorkNotifications
 from domain.payload import WorkPayload
 from domain.payload_check import checked_payload_json
@@ -31,8 +32,10 @@ from domain.tokens import RefreshTokenStore
 
 __all__ = [
     "FINISHED_STATUSES",
+    "LIVE_STATUSES",
     "MAX_DEDUP_KEY_LENGTH",
     "PERIODIC_DEDUP_KEY",
+    "UNSUCCESSFUL_STATUSES",
     "Clock",
     "EnqueueFailedError",
     "EnqueueRequest",
@@ -53,6 +56,7 @@ __all__ = [
     "WorkItem",
     "WorkItemRetention",
     "WorkKind",
+    "WorkMonitor",
     "WorkNotifications",
     "WorkPayload",
     "WorkQueue",

@@ -1,4 +1,4 @@
-"""The ``workqueue`` command: ``worker``, ``migrate``, ``status``, ``enqueue``.
+"""The ``workqueue`` command: ``worker``, ``migrate``, ``status``, ``enqueue``, ``web``.
 
 ``main`` is the console script. It reads the settings (``WORKQUEUE_*``), builds
 the container and runs one command, and turns every expected failure into ONE
@@ -76,6 +76,16 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="KEY",
         help="absorb this enqueue into a queued item of KIND with the same key",
     )
+
+    web = commands.add_parser(
+        "web", help="serve the read-only admin page, its JSON API, /metrics, /healthz"
+    )
+    web.add_argument(
+        "--host", help="address to listen on (default: WORKQUEUE_WEB_HOST, else 127.0.0.1)"
+    )
+    web.add_argument(
+        "--port", type=int, help="port to listen on (default: WORKQUEUE_WEB_PORT, else 8080)"
+    )
     return parser
 
 
@@ -88,9 +98,19 @@ def _command(
         return migrate_database(container, out)
     if args.command == "status":
         return show_status(container, out, as_json=args.json)
+    if args.command == "web":
+        return _serve_web(container, host=args.host, port=args.port)
     return enqueue_work(
         container, out, kind=args.kind, payload_json=args.payload, dedup_key=args.dedup_key
     )
+
+
+async def _serve_web(container: WorkerContainer, *, host: str | None, port: int | None) -> None:
+    # Imported here: the web view needs the `web` extra, the other commands do not.
+    from entrypoints.web.run import serve_web
+    from entrypoints.web.settings import load_web_settings
+
+    await serve_web(container, load_web_settings(host=host, port=port))
 
 
 async def _run(

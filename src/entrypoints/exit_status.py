@@ -2,7 +2,8 @@
 
 - 0: done.
 - 1: a runtime failure: the database is unreachable or not migrated, the
-  embedded PostgreSQL cannot start, the kind registry is incomplete.
+  embedded PostgreSQL cannot start, the kind registry is incomplete, the web
+  view cannot listen on its address.
 - 2: bad usage or input: unknown command or option, bad settings, an unknown
   kind, a payload or dedup key that does not validate. Nothing was written.
 """
@@ -19,6 +20,7 @@ from domain import (
     StoreUnavailableError,
     UnknownKindError,
 )
+from entrypoints.web.listen import ListenError
 from entrypoints.worker.database import DatabaseUnreachableError
 from entrypoints.worker.embedded import EmbeddedDatabaseError
 from entrypoints.worker.schema import SchemaNotMigratedError
@@ -43,6 +45,7 @@ _FAILURES: tuple[type[Exception], ...] = (
     DatabaseUnreachableError,
     EmbeddedDatabaseError,
     KindRegistryError,
+    ListenError,
     MigrationError,
     SchemaNotMigratedError,
     StoreUnavailableError,

@@ -1,8 +1,10 @@
 """What ``workqueue status`` shows: counts, live items, recent failures. Read-only.
 
-Everything comes from the WorkStore's listing methods; nothing is written, so
-status is safe to run beside live workers. Lists are bounded, so a queue with a
-million items still answers with a screenful (the counts say how many there are).
+Everything comes from the read-only WorkMonitor, through the same reads as the
+web view; nothing is written, so status is safe to run beside live workers.
+Every running item is listed, however long the backlog; the queued and failed
+lists are bounded, so a queue with a million items still answers with a
+screenful (the counts say how many there are).
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from datetime import datetime
 
 from pydantic import JsonValue
 
-from domain import Clock, WorkItem, WorkStatus, WorkStore
+from domain import UNSUCCESSFUL_STATUSES, Clock, WorkItem, WorkMonitor, WorkStatus
 
 __all__ = [
     "ACTIVE_LIMIT",
@@ -26,10 +28,10 @@ __all__ = [
 ]
 
 ACTIVE_LIMIT = 50
-"""The most queued and running items listed (oldest first: next to be claimed)."""
+"""The most queued items listed (oldest first: next to be claimed). Running items are all listed."""
 
 FAILURE_LIMIT = 10
-"""The most failed items listed (newest first)."""
+"""The most unsuccessful items listed (the latest finished first)."""
 
 _ERROR_PREVIEW = 200
 # Text for a terminal keeps non-ASCII characters as they are; a progress snapshot in
@@ -58,9 +60,19 @@ class StatusReport:
         )
 
     @property
+    def queued_total(self) -> int:
+        """How many items are queued, listed or not."""
+        return sum(by_status.get(WorkStatus.QUEUED, 0) for by_status in self.counts.values())
+
+    @property
     def failed_total(self) -> int:
-        """How many failed items the table holds, listed or not."""
-        return sum(by_status.get(WorkStatus.FAILED, 0) for by_status in self.counts.values())
+        """How many unsuccessful (failed) items the table holds, listed or not."""
+        return sum(
+            count
+            for by_status in self.counts.values()
+            for status, count in by_status.items()
+            if status in UNSUCCESSFUL_STATUSES
+        )
 
     def heartbeat_age(self, item: WorkItem) -> float | None:
         """Seconds since a running ``item``'s last heartbeat (or claim); None unless running.
@@ -74,7 +86,7 @@ class StatusReport:
 
 
 async def gather_status(
-    store: WorkStore,
+    monitor: WorkMonitor,
     clock: Clock,
     *,
     kinds: Iterable[str],
@@ -82,24 +94,24 @@ async def gather_status(
     active_limit: int = ACTIVE_LIMIT,
     failure_limit: int = FAILURE_LIMIT,
 ) -> StatusReport:
-    """Read the report from ``store``. ``kinds`` are listed even when they have no items.
+    """Read the report from ``monitor``. ``kinds`` are listed even when they have no items.
+
+    ``active`` holds every running item, then the oldest ``active_limit`` queued ones.
 
     :raises StoreUnavailableError: if the store cannot be reached.
     """
     counts: dict[str, dict[WorkStatus, int]] = {kind: {} for kind in kinds}
-    for (kind, status), count in (await store.count_by_kind_and_status()).items():
-        counts.setdefault(kind, {})[WorkStatus(status)] = count
-    active = await store.list_items(
-        statuses=[WorkStatus.QUEUED, WorkStatus.RUNNING], limit=active_limit
-    )
-    failures = await store.list_items(
-        statuses=[WorkStatus.FAILED], limit=failure_limit, newest_first=True
-    )
+    for part in (await monitor.count_live(), await monitor.count_finished()):
+        for (kind, status), count in part.items():
+            counts.setdefault(kind, {})[WorkStatus(status)] = count
+    running = await monitor.running()
+    queued = await monitor.queued(limit=active_limit)
+    failures = await monitor.recent_unsuccessful(limit=failure_limit)
     return StatusReport(
         database=database,
         now=clock.now(),
         counts=dict(sorted(counts.items())),
-        active=active,
+        active=running + queued,
         failures=failures,
     )
 
@@ -132,7 +144,8 @@ def render_text(report: StatusReport) -> str:
 
     lines += ["", f"queued and running: {report.active_total}"]
     if report.active_total > len(report.active):
-        lines[-1] += f" (oldest {len(report.active)} shown)"
+        queued_shown = sum(item.status is WorkStatus.QUEUED for item in report.active)
+        lines[-1] += f" (every running and the oldest {queued_shown} queued shown)"
     for item in report.active:
         line = (
             f"  #{item.id} {item.kind} {item.status.value}"

@@ -8,6 +8,7 @@ from memory_backdoor import MemoryBackdoor
 from adapters.memory import (
     InMemoryRefreshTokenStore,
     InMemoryState,
+    InMemoryWorkMonitor,
     InMemoryWorkQueue,
     InMemoryWorkStore,
 )
@@ -19,7 +20,8 @@ from adapters.testing.contract import (
     StoreFactory,
     WorkQueueContractSuite,
 )
-from domain import RefreshTokenStore, WorkQueue, WorkStore
+from adapters.testing.contract.monitoring import MonitoringContract, MonitoringFixtures
+from domain import RefreshTokenStore, WorkMonitor, WorkQueue, WorkStore
 
 
 class MemoryFixtures(ContractFixtures):
@@ -65,4 +67,14 @@ class MemoryFixtures(ContractFixtures):
 
 
 class TestInMemoryAdapter(WorkQueueContractSuite, MemoryFixtures):
+    pass
+
+
+class MemoryMonitorFixtures(MemoryFixtures, MonitoringFixtures):
+    @pytest.fixture
+    def monitor(self, state: InMemoryState) -> WorkMonitor:
+        return InMemoryWorkMonitor(state)
+
+
+class TestInMemoryMonitor(MonitoringContract, MemoryMonitorFixtures):
     pass

@@ -15,6 +15,7 @@ from postgres_backdoor import PostgresBackdoor
 
 from adapters.postgres import (
     PostgresRefreshTokenStore,
+    PostgresWorkMonitor,
     PostgresWorkQueue,
     PostgresWorkStore,
     close_pool,
@@ -29,7 +30,8 @@ from adapters.testing.contract import (
     WorkQueueContractSuite,
     store_state_machine,
 )
-from domain import RefreshTokenStore, WorkQueue, WorkStore
+from adapters.testing.contract.monitoring import MonitoringContract, MonitoringFixtures
+from domain import RefreshTokenStore, WorkMonitor, WorkQueue, WorkStore
 
 
 class PostgresFixtures(ContractFixtures):
@@ -126,3 +128,13 @@ class TestPostgresStoreAgainstTheModel(
         _state_machine_database["url"] = database_url
         yield
         del _state_machine_database["url"]
+
+
+class PostgresMonitorFixtures(PostgresFixtures, MonitoringFixtures):
+    @pytest.fixture
+    def monitor(self, migrated_pool: asyncpg.Pool) -> WorkMonitor:
+        return PostgresWorkMonitor(migrated_pool)
+
+
+class TestPostgresMonitor(MonitoringContract, PostgresMonitorFixtures):
+    pass

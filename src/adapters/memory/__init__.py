@@ -6,6 +6,7 @@ as the PostgreSQL adapters share a database.
 
 from __future__ import annotations
 
+from adapters.memory.monitor import InMemoryWorkMonitor
 from adapters.memory.notifications import InMemoryWorkNotifications
 from adapters.memory.queue import InMemoryWorkQueue
 from adapters.memory.state import InMemoryState, StoredRefreshToken
@@ -15,6 +16,7 @@ from adapters.memory.tokens import InMemoryRefreshTokenStore
 __all__ = [
     "InMemoryRefreshTokenStore",
     "InMemoryState",
+    "InMemoryWorkMonitor",
     "InMemoryWorkNotifications",
     "InMemoryWorkQueue",
     "InMemoryWorkStore",

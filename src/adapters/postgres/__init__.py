@@ -25,6 +25,7 @@ from adapters.postgres.migrations import (
     migrate,
     pending,
 )
+from adapters.postgres.monitor import PostgresWorkMonitor
 from adapters.postgres.notifications import CHANNEL, PostgresWorkNotifications
 from adapters.postgres.pool import close_pool, create_pool, redact_dsn
 from adapters.postgres.queue import PostgresWorkQueue
@@ -36,6 +37,7 @@ __all__ = [
     "CHANNEL",
     "MigrationError",
     "PostgresRefreshTokenStore",
+    "PostgresWorkMonitor",
     "PostgresWorkNotifications",
     "PostgresWorkQueue",
     "PostgresWorkStore",

@@ -11,7 +11,7 @@ __all__ = ["show_status"]
 
 
 async def show_status(container: WorkerContainer, out: TextIO, *, as_json: bool = False) -> None:
-    """Print counts per kind and status, the live items and the recent failures.
+    """Print counts per kind and status, every running item, the oldest queued, recent failures.
 
     :raises SchemaNotMigratedError: if the database is not migrated.
     :raises DatabaseUnreachableError: if the database does not answer.
@@ -21,7 +21,7 @@ async def show_status(container: WorkerContainer, out: TextIO, *, as_json: bool 
     schema = await provide(container.schema)
     await schema.check_current()
     registry = await provide(container.registry)
-    store = await provide(container.work_store)
+    monitor = await provide(container.work_monitor)
     clock = await provide(container.clock)
-    report = await gather_status(store, clock, kinds=registry.kinds, database=database.shown)
+    report = await gather_status(monitor, clock, kinds=registry.kinds, database=database.shown)
     print(render_json(report) if as_json else render_text(report), file=out)

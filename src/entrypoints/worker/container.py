@@ -23,7 +23,7 @@ from typing import TypeVar
 from dependency_injector import containers, providers
 
 from adapters.clock import SystemClock
-from adapters.postgres import PostgresRefreshTokenStore
+from adapters.postgres import PostgresRefreshTokenStore, PostgresWorkMonitor
 from application.execution import ExecutorSettings
 from application.executor import WorkExecutor
 from application.recovery import LeaseRecovery
@@ -85,6 +85,8 @@ class WorkerContainer(containers.DeclarativeContainer):
     work_queue = providers.Resource(open_work_queue, pool, clock)
     work_store = providers.Resource(open_work_store, pool, clock)
     refresh_tokens = providers.Singleton(PostgresRefreshTokenStore, pool)
+    # Read-only: what `workqueue status` and `workqueue web` show.
+    work_monitor = providers.Singleton(PostgresWorkMonitor, pool)
     notifications = providers.Resource(open_notifications, database)
 
     payload_types = providers.List(

@@ -36,6 +36,7 @@ positional arguments:
     migrate   apply pending migrations and say which
     status    show counts, live items and recent failures
     enqueue   enqueue one item of KIND
+    web       serve the read-only admin page, its JSON API, /metrics, /healthz
 
 options:
   -h, --help  show this help message and exit
@@ -75,6 +76,15 @@ options:
   --payload JSON   the payload as JSON (default: {})
   --dedup-key KEY  absorb this enqueue into a queued item of KIND with the
                    same key
+""",
+    ("web",): """\
+usage: workqueue web [-h] [--host HOST] [--port PORT]
+
+options:
+  -h, --help   show this help message and exit
+  --host HOST  address to listen on (default: WORKQUEUE_WEB_HOST, else
+               127.0.0.1)
+  --port PORT  port to listen on (default: WORKQUEUE_WEB_PORT, else 8080)
 """,
 }
 

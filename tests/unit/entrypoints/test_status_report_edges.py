@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from adapters.memory import InMemoryState, InMemoryWorkQueue, InMemoryWorkStore
+from adapters.memory import (
+    InMemoryState,
+    InMemoryWorkMonitor,
+    InMemoryWorkQueue,
+    InMemoryWorkStore,
+)
 from adapters.testing import FakeClock
 from domain import TokenCleanup, WorkItem, WorkItemRetention, WorkStatus
 from entrypoints.status_report import StatusReport, gather_status, render_json, render_text
@@ -23,6 +29,7 @@ class Queue:
         self.state, self.clock = InMemoryState(), FakeClock()
         self.queue = InMemoryWorkQueue(self.state, self.clock)
         self.store = InMemoryWorkStore(self.state, self.clock)
+        self.monitor = InMemoryWorkMonitor(self.state)
 
     async def fail_one(self, error: str) -> None:
         await self.queue.enqueue(TokenCleanup())
@@ -31,7 +38,9 @@ class Queue:
         await self.store.fail(claimed.lease, error=error, progress=None)
 
     async def report(self, **limits: int) -> StatusReport:
-        return await gather_status(self.store, self.clock, kinds=KINDS, database=DATABASE, **limits)
+        return await gather_status(
+            self.monitor, self.clock, kinds=KINDS, database=DATABASE, **limits
+        )
 
 
 @pytest.fixture
@@ -151,16 +160,41 @@ async def test_the_json_report_in_full(busy: Queue) -> None:
 
 async def test_bounded_lists_say_how_many_of_how_many_they_show(busy: Queue) -> None:
     await busy.fail_one("second")
+    await busy.queue.enqueue(TokenCleanup())
 
     lines = render_text(await busy.report(active_limit=1, failure_limit=1)).splitlines()
 
-    assert "queued and running: 2 (oldest 1 shown)" in lines
+    assert "queued and running: 3 (every running and the oldest 1 queued shown)" in lines
     assert "failed: 2 (newest 1 shown)" in lines
     assert [line for line in lines if line.startswith("  #")] == [
         "  #2 work_item_retention running attempt=1 stalls=0 worker=w-1 heartbeat=1.6s ago"
         ' progress={"deleted":12,"zeta":"é"}',
+        "  #4 token_cleanup queued attempt=0 stalls=0",
         "  #3 token_cleanup attempt=1 stalls=0 finished=2026-01-01T00:00:05Z error: second",
     ]
+
+
+async def test_every_running_item_is_listed_however_long_the_backlog() -> None:
+    world = Queue()
+    running = []
+    for _ in range(3):
+        await world.queue.enqueue(TokenCleanup())
+        claimed = await world.store.claim(["token_cleanup"], worker_id="w", lease_duration=LEASE)
+        assert claimed is not None
+        running.append(claimed.id)
+    for _ in range(120):
+        await world.queue.enqueue(WorkItemRetention())
+
+    report = await world.report(active_limit=5)
+
+    assert [item.id for item in report.active if item.status is WorkStatus.RUNNING] == running
+    assert len(report.active) == 3 + 5
+    assert report.queued_total == 120
+    document = json.loads(render_json(report))
+    assert [item["id"] for item in document["active"][:3]] == running
+    assert "queued and running: 123 (every running and the oldest 5 queued shown)" in (
+        render_text(report).splitlines()
+    )
 
 
 async def test_finished_items_are_not_live_and_kinds_nobody_serves_are_still_counted() -> None:

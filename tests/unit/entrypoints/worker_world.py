@@ -17,6 +17,7 @@ from dependency_injector import providers
 from adapters.memory import (
     InMemoryRefreshTokenStore,
     InMemoryState,
+    InMemoryWorkMonitor,
     InMemoryWorkNotifications,
     InMemoryWorkQueue,
     InMemoryWorkStore,
@@ -69,6 +70,7 @@ class WorkerWorld:
         container.schema.override(providers.Object(self.schema))
         container.work_queue.override(providers.Object(self.queue))
         container.work_store.override(providers.Object(self.store))
+        container.work_monitor.override(providers.Object(InMemoryWorkMonitor(self.state)))
         container.refresh_tokens.override(providers.Object(InMemoryRefreshTokenStore(self.state)))
         container.notifications.override(providers.Object(InMemoryWorkNotifications(self.state)))
         return container

@@ -1,0 +1,104 @@
+-- The WorkMonitor's reads (adapters/postgres/monitor.py): read-only, each on an
+-- index (tests/integration/test_monitor_indexes.py), so a role with nothing but
+-- SELECT on work_items can run them.
+
+-- name: count_live
+-- One index-only count per live status, each on its partial index: a single
+-- `status IN (...)` would read the table instead.
+SELECT kind, 'queued' AS status, count(*) AS items
+FROM work_items
+WHERE status = 'queued'
+GROUP BY kind
+UNION ALL
+SELECT kind, 'running' AS status, count(*) AS items
+FROM work_items
+WHERE status = 'running'
+GROUP BY kind;
+
+-- name: count_finished
+-- Every final status, whichever exist: the predicate of work_items_finished_by_kind.
+SELECT kind, status, count(*) AS items
+FROM work_items
+WHERE status NOT IN ('queued', 'running')
+GROUP BY kind, status;
+
+-- name: oldest_queued
+-- A skip scan of work_items_queued_by_kind: each step finds the next kind with a
+-- queued item, then that kind's lowest queued id. It reads a few index pages per
+-- kind, not every queued item.
+WITH RECURSIVE kinds AS (
+    (SELECT kind FROM work_items WHERE status = 'queued' ORDER BY kind LIMIT 1)
+    UNION ALL
+    SELECT (SELECT w.kind
+            FROM work_items AS w
+            WHERE w.status = 'queued' AND w.kind > kinds.kind
+            ORDER BY w.kind
+            LIMIT 1)
+    FROM kinds
+    WHERE kinds.kind IS NOT NULL
+)
+SELECT kinds.kind,
+       (SELECT w.enqueued_at
+        FROM work_items AS w
+        WHERE w.status = 'queued' AND w.kind = kinds.kind
+        ORDER BY w.id
+        LIMIT 1) AS enqueued_at
+FROM kinds
+WHERE kinds.kind IS NOT NULL;
+
+-- name: running
+SELECT id, kind, payload, status, attempt, stalls, dedup_key, enqueued_at, started_at,
+       heartbeat_at, lease_expires_at, finished_at, worker_id, progress, error
+FROM work_items
+WHERE status = 'running'
+ORDER BY id;
+
+-- name: queued
+-- $1 the last id of the previous page (0 for the first), $2 limit. Keyset paging
+-- on work_items_claim: a page deep in the backlog costs what the first one does.
+SELECT id, kind, payload, status, attempt, stalls, dedup_key, enqueued_at, started_at,
+       heartbeat_at, lease_expires_at, finished_at, worker_id, progress, error
+FROM work_items
+WHERE status = 'queued' AND id > $1
+ORDER BY id
+LIMIT $2;
+
+-- name: queued_of_kind
+-- $1 kind, $2 the last id of the previous page (0 for the first), $3 limit; on
+-- work_items_queued_by_kind.
+SELECT id, kind, payload, status, attempt, stalls, dedup_key, enqueued_at, started_at,
+       heartbeat_at, lease_expires_at, finished_at, worker_id, progress, error
+FROM work_items
+WHERE status = 'queued' AND kind = $1 AND id > $2
+ORDER BY id
+LIMIT $3;
+
+-- name: recent_unsuccessful
+-- $1 limit. Read backwards from work_items_unsuccessful.
+SELECT id, kind, payload, status, attempt, stalls, dedup_key, enqueued_at, started_at,
+       heartbeat_at, lease_expires_at, finished_at, worker_id, progress, error
+FROM work_items
+WHERE status NOT IN ('queued', 'running', 'succeeded')
+ORDER BY finished_at DESC, id DESC
+LIMIT $1;
+
+-- name: count_unsuccessful_since
+-- $1 the moment. A range of work_items_unsuccessful.
+SELECT kind, status, count(*) AS items
+FROM work_items
+WHERE status NOT IN ('queued', 'running', 'succeeded') AND finished_at >= $1
+GROUP BY kind, status;
+
+-- name: stalls_since
+-- $1 the moment. An item is last seen when it finished, else at its latest
+-- heartbeat; work_items_stalled holds only the items that ever stalled.
+SELECT kind, sum(stalls)::bigint AS stalls
+FROM work_items
+WHERE stalls > 0 AND coalesce(finished_at, heartbeat_at) >= $1
+GROUP BY kind;
+
+-- name: item
+SELECT id, kind, payload, status, attempt, stalls, dedup_key, enqueued_at, started_at,
+       heartbeat_at, lease_expires_at, finished_at, worker_id, progress, error
+FROM work_items
+WHERE id = $1;

@@ -1,0 +1,85 @@
+"""The web view's settings, read from ``WORKQUEUE_WEB_*`` environment variables.
+
+Kept apart from the worker's settings: ``workqueue web`` reads these and the
+database settings, a worker never reads these. Flags (``--host``, ``--port``) win
+over the environment.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import ValidationError, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from entrypoints.worker.settings import ENV_PREFIX, SettingsError, env_name
+
+__all__ = ["WebSettings", "load_web_settings"]
+
+_HIGHEST_PORT = 65535
+# The fields the flags override, named once.
+_HOST_FIELD = "web_host"
+_PORT_FIELD = "web_port"
+
+
+class WebSettings(BaseSettings):
+    """Where ``workqueue web`` listens."""
+
+    model_config = SettingsConfigDict(
+        env_prefix=ENV_PREFIX,
+        env_ignore_empty=True,
+        # The worker's WORKQUEUE_* variables are in the same environment.
+        extra="ignore",
+        frozen=True,
+    )
+
+    # Read by `workqueue web`: the address to listen on. The default keeps the view
+    # on this machine; expose it on purpose (behind a proxy that authenticates).
+    web_host: str = "127.0.0.1"
+    # Read by `workqueue web`: the TCP port to listen on.
+    web_port: int = 8080
+
+    @field_validator("web_host")
+    @classmethod
+    def _host_is_not_blank(cls, value: str) -> str:
+        return _checked_host(value)
+
+    @field_validator("web_port")
+    @classmethod
+    def _port_is_a_port(cls, value: int) -> int:
+        return _checked_port(value)
+
+
+def _checked_host(value: str) -> str:
+    host = value.strip()
+    if not host or any(character.isspace() for character in host):
+        raise ValueError("must be a host name or address")
+    return host
+
+
+def _checked_port(value: int) -> int:
+    if not 1 <= value <= _HIGHEST_PORT:
+        raise ValueError(f"must be a port from 1 to {_HIGHEST_PORT}")
+    return value
+
+
+def load_web_settings(*, host: str | None = None, port: int | None = None) -> WebSettings:
+    """The environment's web settings, with ``host`` and ``port`` winning when given.
+
+    :raises SettingsError: one line naming each bad setting, never quoting its value.
+    """
+    overrides: dict[str, Any] = {}
+    if host is not None:
+        overrides[_HOST_FIELD] = host
+    if port is not None:
+        overrides[_PORT_FIELD] = port
+    try:
+        return WebSettings(**overrides)
+    except ValidationError as error:
+        raise SettingsError(
+            "; ".join(
+                f"invalid setting {env_name(str(detail['loc'][0]))}: "
+                f"{detail['msg'].removeprefix('Value error, ')}"
+                for detail in error.errors()
+            )
+        ) from None

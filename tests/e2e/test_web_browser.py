@@ -1,0 +1,159 @@
+"""The admin page in a real headless Chromium, served by a real ``workqueue web`` process.
+
+The page must show a running item's progress change without a reload, and an
+error holding ``<script>`` as text. Chromium and chromedriver are Debian's
+(``.ci/run`` installs them); Selenium drives them with no driver download. Under
+``CI=true`` a missing browser fails the test instead of skipping it.
+
+With ``WORKQUEUE_WEB_SCREENSHOT=PATH`` set, the test also saves a screenshot of
+the page there (docs/web-overview.png is made so).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import tempfile
+import time
+from collections.abc import Iterator
+from datetime import timedelta
+
+import httpx
+import pytest
+from e2e_support import Spawner, cli_argv, worker_env
+
+from adapters.clock import SystemClock
+from adapters.postgres import PostgresWorkQueue, PostgresWorkStore, close_pool, create_pool
+from adapters.testing.contract.kinds import AlphaJob, BetaJob, ContractKind
+
+pytestmark = pytest.mark.e2e
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMEDRIVER = "/usr/bin/chromedriver"
+LEASE = timedelta(seconds=60)
+HOSTILE_ERROR = "RuntimeError: <script>window.injected = 1</script> & <b>bold</b>"
+CHROMIUM_FLAGS = (
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--window-size=1280,1000",
+)
+
+
+def _no_browser(reason: str) -> None:
+    if os.environ.get("CI", "").lower() == "true":
+        pytest.fail(f"no browser for the browser test: {reason}", pytrace=False)
+    pytest.skip(reason)
+
+
+@pytest.fixture
+def browser() -> Iterator[object]:
+    """A headless Chromium with a fresh profile, driven through the system chromedriver."""
+    try:
+        from selenium import webdriver
+        from selenium.webdriver.chrome.service import Service
+    except ImportError:
+        _no_browser("selenium is not installed")
+    for path in (CHROMIUM, CHROMEDRIVER):
+        if shutil.which(path) is None:
+            _no_browser(f"{path} is missing (apt-get install chromium chromium-driver)")
+    profile = tempfile.mkdtemp(prefix="workqueue-chromium-")
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for flag in (*CHROMIUM_FLAGS, f"--user-data-dir={profile}"):
+        options.add_argument(flag)
+    driver = webdriver.Chrome(options=options, service=Service(executable_path=CHROMEDRIVER))
+    try:
+        yield driver
+    finally:
+        driver.quit()
+        shutil.rmtree(profile, ignore_errors=True)
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+def wait_until_healthy(url: str, web: object, *, within: float = 30.0) -> None:
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        try:
+            if httpx.get(f"{url}/healthz", timeout=2).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.1)
+    raise AssertionError(f"workqueue web did not become healthy: {web.output()}")  # type: ignore[attr-defined]
+
+
+async def test_the_page_follows_a_running_item_and_shows_markup_as_text(
+    database_url: str, browser: object, spawn: Spawner
+) -> None:
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    clock = SystemClock()
+    pool = await create_pool(database_url, min_size=1, max_size=2)
+    queue, store = PostgresWorkQueue(pool, clock), PostgresWorkStore(pool, clock)
+    try:
+        await queue.enqueue(BetaJob(label="will fail"))
+        doomed = await store.claim([ContractKind.BETA], worker_id="w-old", lease_duration=LEASE)
+        assert doomed is not None
+        await store.fail(doomed.lease, error=HOSTILE_ERROR, progress={"page": 3})
+        for number in range(3):
+            await queue.enqueue(AlphaJob(number=number))
+        item = await store.claim([ContractKind.ALPHA], worker_id="crawler-1", lease_duration=LEASE)
+        assert item is not None
+        await store.heartbeat(item.lease, progress={"pages_done": 1}, lease_duration=LEASE)
+
+        port = free_port()
+        web = spawn(cli_argv("web", "--port", str(port)), worker_env(database_url))
+        url = f"http://127.0.0.1:{port}"
+        wait_until_healthy(url, web)
+
+        driver = browser
+        driver.get(f"{url}/")  # type: ignore[attr-defined]
+        row = f"running-{item.id}"
+
+        def row_text(driver: object) -> str:
+            text: str = driver.find_element(By.ID, row).text  # type: ignore[attr-defined]
+            return text
+
+        assert '{"pages_done":1}' in row_text(driver)
+        # A mark in the page's own state: a reload would lose it.
+        driver.execute_script("window.notReloaded = 'still here'")  # type: ignore[attr-defined]
+
+        await store.heartbeat(item.lease, progress={"pages_done": 2}, lease_duration=LEASE)
+        WebDriverWait(driver, 15).until(lambda d: '{"pages_done":2}' in row_text(d))
+        await store.heartbeat(item.lease, progress={"pages_done": 3}, lease_duration=LEASE)
+        WebDriverWait(driver, 15).until(lambda d: '{"pages_done":3}' in row_text(d))
+
+        assert driver.execute_script("return window.notReloaded") == "still here"  # type: ignore[attr-defined]
+        failures = driver.find_element(By.ID, "failures").text  # type: ignore[attr-defined]
+        assert HOSTILE_ERROR in failures
+        assert driver.execute_script("return window.injected === undefined")  # type: ignore[attr-defined]
+        assert driver.find_elements(By.CSS_SELECTOR, "#failures b") == []  # type: ignore[attr-defined]
+        assert "Updated" in driver.find_element(By.ID, "live-status").text  # type: ignore[attr-defined]
+        assert "Read-only." in driver.find_element(By.CSS_SELECTOR, ".banner").text  # type: ignore[attr-defined]
+
+        driver.get(f"{url}/items/{doomed.id}")  # type: ignore[attr-defined]
+        assert driver.find_element(By.ID, "error").text == HOSTILE_ERROR  # type: ignore[attr-defined]
+        assert driver.execute_script("return window.injected === undefined")  # type: ignore[attr-defined]
+
+        screenshot = os.environ.get("WORKQUEUE_WEB_SCREENSHOT")
+        if screenshot:
+            driver.get(f"{url}/")  # type: ignore[attr-defined]
+            driver.set_window_size(1280, 1100)  # type: ignore[attr-defined]
+            driver.save_screenshot(screenshot)  # type: ignore[attr-defined]
+    finally:
+        await store.close()
+        await queue.close()
+        await close_pool(pool)

@@ -1,0 +1,236 @@
+"""Every read of the admin view runs on an index beside half a million finished rows."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable, Iterator
+from datetime import timedelta
+from typing import Any
+
+import asyncpg
+import pytest
+
+from adapters.postgres.sql import load_statements
+from adapters.testing import FakeClock
+from adapters.testing.contract.kinds import ContractKind
+
+MONITOR_SQL = load_statements("monitor.sql")
+FINISHED_ROWS = 500_000
+QUEUED_ROWS = 20_000
+NOW = FakeClock().now()
+ALPHA, BETA = ContractKind.ALPHA.value, ContractKind.BETA.value
+
+
+async def fill(url: str) -> None:
+    connection = await asyncpg.connect(url)
+    try:
+        # Finished over 30 days, one in 50 failed, one in 500 stalled once.
+        await connection.execute(
+            """
+            INSERT INTO work_items (kind, payload, status, attempt, stalls, enqueued_at,
+                                    started_at, heartbeat_at, finished_at, error)
+            SELECT CASE WHEN n % 2 = 0 THEN $1 ELSE $2 END, '{}',
+                   CASE WHEN n % 50 = 0 THEN 'failed' ELSE 'succeeded' END, 1,
+                   CASE WHEN n % 500 = 0 THEN 1 ELSE 0 END,
+                   t, t, t, t + interval '1 second',
+                   CASE WHEN n % 50 = 0 THEN 'RuntimeError: boom' END
+            FROM generate_series(1, $3::integer) AS n,
+                 LATERAL (SELECT $4::timestamptz - interval '30 days'
+                                 + n * interval '5 seconds' AS t) AS moment
+            """,
+            ALPHA,
+            BETA,
+            FINISHED_ROWS,
+            NOW,
+        )
+        await connection.execute(
+            """
+            INSERT INTO work_items (kind, payload, status, enqueued_at)
+            SELECT CASE WHEN n % 2 = 0 THEN $1 ELSE $2 END, '{}', 'queued',
+                   $4::timestamptz - interval '1 hour' + n * interval '10 milliseconds'
+            FROM generate_series(1, $3::integer) AS n
+            """,
+            ALPHA,
+            BETA,
+            QUEUED_ROWS,
+            NOW,
+        )
+        await connection.execute(
+            """
+            INSERT INTO work_items (kind, payload, status, attempt, stalls, enqueued_at,
+                                    started_at, heartbeat_at, lease_expires_at, worker_id)
+            SELECT $1, '{}', 'running', 1, n % 2, $2, $2, $2, $2::timestamptz + interval '60 s',
+                   'w-' || n
+            FROM generate_series(1, 4) AS n
+            """,
+            ALPHA,
+            NOW,
+        )
+        await connection.execute("VACUUM ANALYZE work_items")
+    finally:
+        await connection.close()
+
+
+@pytest.fixture(scope="module")
+def crowded_database_url(
+    migrated_database_factory: Callable[[str], str],
+    run_in_fresh_loop: Callable[[Callable[[], Awaitable[None]]], None],
+) -> str:
+    """A migrated database with a long history and a backlog, read by this module's tests."""
+    url = migrated_database_factory("workqueue_monitored")
+    run_in_fresh_loop(lambda: fill(url))
+    return url
+
+
+async def explain(url: str, statement: str, *arguments: Any) -> dict[str, Any]:
+    """The executed plan of ``statement`` (read-only, so nothing to roll back)."""
+    connection = await asyncpg.connect(url)
+    try:
+        text = await connection.fetchval(
+            f"EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) {statement}", *arguments
+        )
+    finally:
+        await connection.close()
+    plan: dict[str, Any] = json.loads(text)[0]["Plan"]
+    return plan
+
+
+def nodes(plan: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    yield plan
+    for child in plan.get("Plans", []):
+        yield from nodes(child)
+
+
+def scans(plan: dict[str, Any]) -> list[tuple[str, str | None]]:
+    return [
+        (node["Node Type"], node.get("Index Name"))
+        for node in nodes(plan)
+        if "Relation Name" in node
+    ]
+
+
+def indexes_read(plan: dict[str, Any]) -> set[str | None]:
+    return {index for _, index in scans(plan)}
+
+
+def pages_touched(plan: dict[str, Any]) -> int:
+    return int(plan["Shared Hit Blocks"] + plan["Shared Read Blocks"])
+
+
+def reads_only_indexes(plan: dict[str, Any]) -> bool:
+    return bool(scans(plan)) and all(
+        node_type in {"Index Scan", "Index Only Scan", "Bitmap Heap Scan", "Bitmap Index Scan"}
+        for node_type, _ in scans(plan)
+    )
+
+
+def heap_fetches(plan: dict[str, Any]) -> int:
+    return sum(int(node.get("Heap Fetches", 0)) for node in nodes(plan))
+
+
+async def test_live_counts_read_the_queued_and_running_indexes(crowded_database_url: str) -> None:
+    plan = await explain(crowded_database_url, MONITOR_SQL["count_live"])
+
+    assert reads_only_indexes(plan)
+    assert indexes_read(plan) == {"work_items_queued_by_kind", "work_items_running"}
+
+
+async def test_finished_counts_read_their_index_alone(crowded_database_url: str) -> None:
+    plan = await explain(crowded_database_url, MONITOR_SQL["count_finished"])
+
+    assert scans(plan) == [("Index Only Scan", "work_items_finished_by_kind")]
+    # Vacuumed finished rows are all-visible: the table itself is not read.
+    assert heap_fetches(plan) == 0
+
+
+async def test_the_oldest_queued_items_cost_a_few_pages_per_kind(
+    crowded_database_url: str,
+) -> None:
+    plan = await explain(crowded_database_url, MONITOR_SQL["oldest_queued"])
+
+    assert reads_only_indexes(plan)
+    # The kinds come from the kind index; each kind's first id from it or from the
+    # claim index, whichever the planner expects to find it in sooner.
+    assert "work_items_queued_by_kind" in indexes_read(plan)
+    assert indexes_read(plan) <= {"work_items_queued_by_kind", "work_items_claim"}
+    assert plan["Actual Rows"] == 2
+    assert pages_touched(plan) < 100
+
+
+async def test_the_running_items_are_read_from_their_index(crowded_database_url: str) -> None:
+    plan = await explain(crowded_database_url, MONITOR_SQL["running"])
+
+    assert reads_only_indexes(plan)
+    assert indexes_read(plan) == {"work_items_running"}
+    assert plan["Actual Rows"] == 4
+    assert pages_touched(plan) < 100
+
+
+@pytest.mark.parametrize("after_id", [0, FINISHED_ROWS + QUEUED_ROWS - 100])
+async def test_a_page_of_queued_items_costs_the_same_at_any_depth(
+    crowded_database_url: str, after_id: int
+) -> None:
+    plan = await explain(crowded_database_url, MONITOR_SQL["queued"], after_id, 50)
+
+    assert scans(plan) == [("Index Scan", "work_items_claim")]
+    assert plan["Actual Rows"] == 50
+    assert pages_touched(plan) < 100
+
+
+@pytest.mark.parametrize(
+    "kind", [BETA, ContractKind.GAMMA.value], ids=["half-the-backlog", "none-queued"]
+)
+async def test_a_page_of_queued_items_of_one_kind_costs_a_few_pages(
+    crowded_database_url: str, kind: str
+) -> None:
+    plan = await explain(
+        crowded_database_url, MONITOR_SQL["queued_of_kind"], kind, FINISHED_ROWS + 5000, 50
+    )
+
+    # A common kind is as quick to find in claim order; a rare one needs the kind index.
+    assert reads_only_indexes(plan)
+    assert indexes_read(plan) <= {"work_items_queued_by_kind", "work_items_claim"}
+    assert pages_touched(plan) < 100
+
+
+async def test_the_recent_unsuccessful_items_are_read_backwards_from_their_index(
+    crowded_database_url: str,
+) -> None:
+    plan = await explain(crowded_database_url, MONITOR_SQL["recent_unsuccessful"], 20)
+
+    assert scans(plan) == [("Index Scan Backward", "work_items_unsuccessful")] or scans(plan) == [
+        ("Index Scan", "work_items_unsuccessful")
+    ]
+    assert plan["Actual Rows"] == 20
+    assert pages_touched(plan) < 100
+
+
+async def test_unsuccessful_items_of_the_last_hour_are_a_range_of_their_index(
+    crowded_database_url: str,
+) -> None:
+    plan = await explain(
+        crowded_database_url, MONITOR_SQL["count_unsuccessful_since"], NOW - timedelta(hours=1)
+    )
+
+    assert reads_only_indexes(plan)
+    assert indexes_read(plan) <= {"work_items_unsuccessful"}
+    assert pages_touched(plan) < 100
+
+
+async def test_stalls_of_the_last_hour_read_only_the_items_that_stalled(
+    crowded_database_url: str,
+) -> None:
+    plan = await explain(
+        crowded_database_url, MONITOR_SQL["stalls_since"], NOW - timedelta(hours=1)
+    )
+
+    assert reads_only_indexes(plan)
+    assert indexes_read(plan) <= {"work_items_stalled"}
+    # A thousand stalled items among half a million.
+    assert pages_touched(plan) < 2000
+
+
+async def test_one_item_is_read_by_its_key(crowded_database_url: str) -> None:
+    plan = await explain(crowded_database_url, MONITOR_SQL["item"], 12345)
+
+    assert scans(plan) == [("Index Scan", "work_items_pkey")]

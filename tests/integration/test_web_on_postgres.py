@@ -1,0 +1,207 @@
+"""The admin view on a real PostgreSQL: every route, and a role with only SELECT on work_items."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator
+from datetime import timedelta
+from urllib.parse import urlsplit, urlunsplit
+
+import asyncpg
+import httpx
+import pytest
+import pytest_asyncio
+
+from adapters.postgres import (
+    PostgresWorkMonitor,
+    PostgresWorkQueue,
+    PostgresWorkStore,
+    close_pool,
+    create_pool,
+)
+from adapters.testing import FakeClock
+from adapters.testing.contract.kinds import AlphaJob, BetaJob, ContractKind
+from entrypoints.web.app import create_app
+from entrypoints.web.overview import OverviewReader
+from entrypoints.web.reads import WebServices
+from entrypoints.worker.schema import PostgresSchema
+
+LEASE_SECONDS = 60
+KINDS = [kind.value for kind in ContractKind]
+PASSWORD = "s3cret-web-pw"
+
+
+def as_role(url: str, role: str) -> str:
+    parts = urlsplit(url)
+    host = parts.netloc.rpartition("@")[2]
+    return urlunsplit((parts.scheme, f"{role}:{PASSWORD}@{host}", parts.path, parts.query, ""))
+
+
+async def fill(pool: asyncpg.Pool, clock: FakeClock) -> dict[str, int]:
+    """A failed alpha, a running beta with progress, two queued alphas."""
+    queue, store = PostgresWorkQueue(pool, clock), PostgresWorkStore(pool, clock)
+    lease = timedelta(seconds=LEASE_SECONDS)
+    failed = (await queue.enqueue(AlphaJob(number=1))).id
+    item = await store.claim([ContractKind.ALPHA], worker_id="w-old", lease_duration=lease)
+    assert item is not None
+    await store.fail(item.lease, error="RuntimeError: <script>alert(1)</script>", progress=None)
+    running = (await queue.enqueue(BetaJob(label="b"))).id
+    item = await store.claim([ContractKind.BETA], worker_id="w-1", lease_duration=lease)
+    assert item is not None
+    await clock.advance(2)
+    await store.heartbeat(item.lease, progress={"done": 5}, lease_duration=lease)
+    await clock.advance(1)
+    queued = [(await queue.enqueue(AlphaJob(number=n))).id for n in range(2, 4)]
+    await store.close()
+    await queue.close()
+    return {"failed": failed, "running": running, "first_queued": queued[0]}
+
+
+def client_for(pool: asyncpg.Pool, clock: FakeClock) -> httpx.AsyncClient:
+    monitor = PostgresWorkMonitor(pool)
+    services = WebServices(
+        monitor=monitor,
+        overview=OverviewReader(monitor, clock, kinds=KINDS),
+        schema=PostgresSchema(pool),
+        clock=clock,
+    )
+    return httpx.AsyncClient(
+        transport=httpx.ASGITransport(app=create_app(services)), base_url="http://view"
+    )
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    return FakeClock()
+
+
+async def test_every_route_answers_on_postgresql(
+    migrated_pool: asyncpg.Pool, clock: FakeClock
+) -> None:
+    ids = await fill(migrated_pool, clock)
+
+    async with client_for(migrated_pool, clock) as client:
+        overview = (await client.get("/api/overview")).json()
+        running = (await client.get("/api/running")).json()
+        queued = (
+            await client.get("/api/queued", params={"kind": "contract_alpha", "limit": 1})
+        ).json()
+        failures = (await client.get("/api/failures")).json()
+        item = (await client.get(f"/api/items/{ids['running']}")).json()
+        page = await client.get("/")
+        item_page = await client.get(f"/items/{ids['failed']}")
+        metrics = (await client.get("/metrics")).text
+        health = await client.get("/healthz")
+
+    assert overview["counts"]["contract_alpha"] == {
+        "queued": 2,
+        "running": 0,
+        "succeeded": 0,
+        "failed": 1,
+    }
+    assert overview["counts"]["contract_beta"]["running"] == 1
+    assert overview["oldest_queued"]["contract_alpha"]["age_seconds"] == 0
+    assert [entry["id"] for entry in running["items"]] == [ids["running"]]
+    assert running["items"][0]["heartbeat_age_seconds"] == 1
+    assert running["items"][0]["lease_left_seconds"] == 59
+    assert running["items"][0]["progress"] == {"done": 5}
+    assert [entry["id"] for entry in queued["items"]] == [ids["first_queued"]]
+    assert queued["next_after"] == ids["first_queued"]
+    assert [entry["id"] for entry in failures["items"]] == [ids["failed"]]
+    assert item["item"]["worker_id"] == "w-1"
+    assert page.status_code == 200
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page.text
+    assert "<script>alert" not in page.text
+    assert item_page.status_code == 200
+    assert 'workqueue_items{kind="contract_beta",status="running"} 1.0' in metrics
+    assert "workqueue_database_up 1.0" in metrics
+    assert health.status_code == 200
+    assert health.json()["schema"] == "current"
+
+
+async def test_health_says_the_schema_is_not_current_on_an_unmigrated_database(
+    empty_database_url: str, clock: FakeClock
+) -> None:
+    pool = await create_pool(empty_database_url, min_size=1, max_size=2)
+    try:
+        async with client_for(pool, clock) as client:
+            response = await client.get("/healthz")
+    finally:
+        await close_pool(pool)
+
+    assert response.status_code == 503
+    # work_items does not exist yet: the first check already fails.
+    assert response.json()["database"] == "unreadable"
+    assert "UndefinedTableError" in response.json()["reason"]
+
+
+@pytest_asyncio.fixture
+async def reader_role(database_url: str, postgres_admin_url: str) -> AsyncIterator[str]:
+    """A login role with only SELECT on work_items (README's grant); dropped afterwards."""
+    role = f"workqueue_web_{uuid.uuid4().hex[:12]}"
+    admin = await asyncpg.connect(postgres_admin_url)
+    owner = await asyncpg.connect(database_url)
+    try:
+        await admin.execute(f"CREATE ROLE {role} LOGIN PASSWORD '{PASSWORD}'")
+        await owner.execute(f"GRANT SELECT ON work_items TO {role}")
+        yield role
+    finally:
+        await owner.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = $1", role
+        )
+        await owner.execute(f"DROP OWNED BY {role}")
+        await owner.close()
+        await admin.execute(f"DROP ROLE {role}")
+        await admin.close()
+
+
+async def test_the_view_works_for_a_role_with_only_select_on_work_items(
+    database_url: str, migrated_pool: asyncpg.Pool, reader_role: str, clock: FakeClock
+) -> None:
+    ids = await fill(migrated_pool, clock)
+    url = as_role(database_url, reader_role)
+    pool = await create_pool(url, min_size=1, max_size=2)
+    try:
+        async with client_for(pool, clock) as client:
+            responses = {
+                path: await client.get(path)
+                for path in [
+                    "/",
+                    f"/items/{ids['running']}",
+                    "/fragments/overview",
+                    "/api/overview",
+                    "/api/running",
+                    "/api/queued",
+                    "/api/failures",
+                    f"/api/items/{ids['failed']}",
+                    "/metrics",
+                ]
+            }
+            health = await client.get("/healthz")
+            await migrated_pool.execute(f"GRANT SELECT ON workqueue_migrations TO {reader_role}")
+            health_with_grant = await client.get("/healthz")
+        with pytest.raises(asyncpg.InsufficientPrivilegeError):
+            await pool.execute("UPDATE work_items SET stalls = stalls + 1")
+        with pytest.raises(asyncpg.InsufficientPrivilegeError):
+            await pool.execute("DELETE FROM work_items")
+    finally:
+        await close_pool(pool)
+
+    assert {path: response.status_code for path, response in responses.items()} == dict.fromkeys(
+        responses, 200
+    )
+    assert [entry["id"] for entry in responses["/api/running"].json()["items"]] == [ids["running"]]
+    assert "workqueue_database_up 1.0" in responses["/metrics"].text
+    # The schema check reads workqueue_migrations: without that grant it cannot say.
+    assert health.status_code == 503
+    assert health.json() == {
+        "status": "unavailable",
+        "database": "reachable",
+        "schema": "unknown",
+        "reason": "cannot check the migrations: InsufficientPrivilegeError: permission denied "
+        "for table workqueue_migrations",
+    }
+    assert health_with_grant.status_code == 200
+    for response in [*responses.values(), health]:
+        assert PASSWORD not in response.text
+        assert reader_role not in response.text
