@@ -20,6 +20,7 @@ from domain.maintenance import TokenCleanup, WorkItemRetention
 from domain.notifications import WorkNotifications
 from domain.payload import WorkPayload
 from domain.payload_check import checked_payload_json
+from domain.progress import SNAPSHOT_JSON, ProgressSnapshot, progress_value
 from domain.queue import EnqueueRequest, EnqueueResult, WorkQueue
 from domain.schedule import PERIODIC_DEDUP_KEY, WorkSchedule
 from domain.status import FINISHED_STATUSES, WorkStatus
@@ -31,6 +32,7 @@ __all__ = [
     "FINISHED_STATUSES",
     "MAX_DEDUP_KEY_LENGTH",
     "PERIODIC_DEDUP_KEY",
+    "SNAPSHOT_JSON",
     "Clock",
     "EnqueueRequest",
     "EnqueueResult",
@@ -39,6 +41,7 @@ __all__ = [
     "KindRegistryError",
     "Lease",
     "PayloadDefinitionError",
+    "ProgressSnapshot",
     "RecoveryResult",
     "RefreshTokenStore",
     "StoreUnavailableError",
@@ -59,6 +62,7 @@ __all__ = [
     "check_dedup_key",
     "checked_payload_json",
     "kind_name",
+    "progress_value",
     "spelled_out",
     "unstorable_character",
 ]
