@@ -190,14 +190,14 @@ class Bench:
         notifications: WorkNotifications | None = None,
         poll_interval: float = 5.0,
     ) -> Worker:
+        """A worker over ``executor`` (a new one by default); ``poll_interval`` in seconds."""
         return Worker(
             executor=self.executor() if executor is None else executor,
             scheduler=WorkScheduler(self.queue, list(schedules)),
             recovery=LeaseRecovery(self.store),
             clock=self.clock,
-            poll_interval=poll_interval,
+            poll_interval=timedelta(seconds=poll_interval),
             notifications=notifications,
-            kinds=self.registry.kinds,
         )
 
     @staticmethod

@@ -220,7 +220,7 @@ class TestHeartbeat:
         t0 = bench.clock.now()
         item_id = await bench.enqueue("a")
         bench.script.block("a")
-        settings = ExecutorSettings(heartbeat_interval=2, lease_duration=5)
+        settings = ExecutorSettings(lease_duration=seconds(5))
         run = start(bench, bench.executor(settings=settings))
         await bench.clock.settle()
 
@@ -684,11 +684,14 @@ class TestSettings:
     @pytest.mark.parametrize(
         ("changes", "named"),
         [
-            ({"heartbeat_interval": 0}, "heartbeat_interval"),
-            ({"lease_duration": -1}, "lease_duration"),
+            ({"heartbeat_interval": seconds(0)}, "heartbeat_interval"),
+            ({"lease_duration": seconds(-1)}, "lease_duration"),
             ({"max_error_length": 0}, "max_error_length"),
             ({"max_progress_bytes": 0}, "max_progress_bytes"),
-            ({"heartbeat_interval": 60, "lease_duration": 60}, "heartbeat_interval"),
+            (
+                {"heartbeat_interval": seconds(60), "lease_duration": seconds(60)},
+                "heartbeat_interval",
+            ),
         ],
     )
     def test_inconsistent_settings_are_refused_naming_the_setting(
@@ -699,5 +702,5 @@ class TestSettings:
 
     def test_the_defaults_are_a_two_second_heartbeat_on_a_sixty_second_lease(self) -> None:
         settings = ExecutorSettings()
-        assert (settings.heartbeat_interval, settings.lease_duration) == (2.0, 60.0)
+        assert (settings.heartbeat_interval, settings.lease_duration) == (seconds(2), seconds(60))
         assert (settings.max_error_length, settings.max_progress_bytes) == (4000, 65536)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from datetime import timedelta
 from typing import Any
 
 import pytest
@@ -360,7 +361,7 @@ class TestWritesThatFindTheStoreUnreachable:
         item_id = await bench.enqueue("a")
         spy = StoreSpy(bench.store)
         calls = unavailable("complete", spy)
-        settings = ExecutorSettings(heartbeat_interval=2, lease_duration=3.55)
+        settings = ExecutorSettings(lease_duration=timedelta(seconds=3.55))
         run = start(bench, bench.executor(store=spy, settings=settings))
         await bench.clock.advance(10)
 

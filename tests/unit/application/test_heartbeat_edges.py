@@ -152,7 +152,7 @@ class TestSlowHeartbeats:
         spy.heartbeat = fail_with_the_gate  # type: ignore[method-assign]
         bench.script.on("a", finish_with_the_gate)
         await bench.enqueue("a")
-        settings = ExecutorSettings(heartbeat_interval=1, lease_duration=60)
+        settings = ExecutorSettings(heartbeat_interval=timedelta(seconds=1))
         run = start(bench, bench.executor(store=spy, settings=settings))
         await bench.clock.advance(1)
 

@@ -70,9 +70,8 @@ def worker(
         scheduler=WorkScheduler(bench.queue, []),
         recovery=LeaseRecovery(store),  # type: ignore[arg-type]
         clock=clock or bench.clock,
-        poll_interval=poll_interval,
+        poll_interval=timedelta(seconds=poll_interval),
         notifications=notifications,
-        kinds=bench.registry.kinds,
     )
 
 
@@ -136,7 +135,7 @@ class TestConstruction:
         with pytest.raises(ValueError) as refused:
             worker(bench, store, poll_interval=0)
 
-        assert str(refused.value) == "poll_interval must be positive, not 0"
+        assert str(refused.value) == "poll_interval must be positive, not 0 s"
 
 
 class TestLife:

@@ -14,6 +14,7 @@ from typing import Any
 
 from service_bench import Bench, StoreSpy, status_of
 
+from adapters.memory import InMemoryWorkStore
 from application import ExecutionStatus
 from domain import (
     Lease,
@@ -25,26 +26,24 @@ from domain import (
 from domain.store import WorkStore
 
 
-class PlainStore:
-    """A store that only matches the port structurally: no complete_and_claim of its own."""
+class PlainStore(InMemoryWorkStore):
+    """The in-memory store with the port's own complete_and_claim: complete, then claim."""
 
-    def __init__(self, inner: WorkStore) -> None:
-        self.inner = inner
+    complete_and_claim = WorkStore.complete_and_claim
+
+    def __init__(self, bench: Bench) -> None:
+        super().__init__(bench.state, bench.clock)
         self.calls: list[str] = []
 
     async def claim(
         self, kinds: Collection[str], *, worker_id: str, lease_duration: timedelta
     ) -> WorkItem | None:
         self.calls.append("claim")
-        return await self.inner.claim(kinds, worker_id=worker_id, lease_duration=lease_duration)
+        return await super().claim(kinds, worker_id=worker_id, lease_duration=lease_duration)
 
     async def complete(self, lease: Lease, *, progress: Any) -> bool:
         self.calls.append("complete")
-        return await self.inner.complete(lease, progress=progress)
-
-    async def release(self, lease: Lease, *, progress: Any) -> bool:
-        self.calls.append("release")
-        return await self.inner.release(lease, progress=progress)
+        return await super().complete(lease, progress=progress)
 
 
 async def status(bench: Bench, item_id: int) -> tuple[WorkStatus, int, int]:
@@ -130,7 +129,7 @@ class TestClaimNext:
     ) -> None:
         first = await bench.enqueue("a")
         second = await bench.enqueue("b")
-        plain = PlainStore(bench.store)
+        plain = PlainStore(bench)
         executor = bench.executor(store=plain)
 
         await executor.run_next(claim_next=True)

@@ -4,16 +4,35 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from service_bench import Bench, StoreSpy
 
+from application.claim import Claim
 from application.context import ExecutionContext
 from application.heartbeat import LeaseKeeper
-from domain import Lease, WorkContext
+from domain import WorkContext, WorkItem, WorkStatus
 
 LEASE = timedelta(seconds=60)
+T0 = datetime(2026, 1, 1, tzinfo=UTC)
+ITEM = WorkItem(
+    id=1,
+    kind="alpha",
+    payload={},
+    status=WorkStatus.RUNNING,
+    attempt=1,
+    stalls=0,
+    dedup_key=None,
+    enqueued_at=T0,
+    started_at=T0,
+    heartbeat_at=T0,
+    lease_expires_at=T0 + LEASE,
+    finished_at=None,
+    worker_id="worker-1",
+    progress=None,
+    error=None,
+)
 
 
 def keeper_for(
@@ -22,18 +41,17 @@ def keeper_for(
     spy: StoreSpy,
     *,
     secured_for: timedelta = LEASE,
-) -> LeaseKeeper:
-    """A keeper of item 1's lease, secured for ``secured_for`` from now (negative: run out)."""
-    return LeaseKeeper(
+) -> tuple[Claim, LeaseKeeper]:
+    """A keeper of a claim's lease, secured for ``secured_for`` from now (negative: run out)."""
+    claim = Claim(ITEM, bench.clock.now(), secured_for)
+    return claim, LeaseKeeper(
         spy,  # type: ignore[arg-type]
         bench.clock,
-        Lease(1, 1),
+        claim,
         handler=handler,
         context=ExecutionContext(item_id=1, attempt=1, kind="alpha"),
-        secured_until=bench.clock.now() + secured_for,
-        interval=2.0,
+        interval=timedelta(seconds=2),
         lease_duration=LEASE,
-        log_extra={},
     )
 
 
@@ -42,7 +60,7 @@ async def test_a_handler_done_in_its_first_step_gets_no_keeper(bench: Bench) -> 
         return None
 
     handler = asyncio.create_task(instant())
-    keeper = keeper_for(bench, handler, StoreSpy(bench.store))
+    _, keeper = keeper_for(bench, handler, StoreSpy(bench.store))
 
     keeper.start()
     await bench.clock.settle()
@@ -54,7 +72,7 @@ async def test_a_handler_done_in_its_first_step_gets_no_keeper(bench: Bench) -> 
 async def test_a_handler_still_running_after_its_first_step_gets_a_keeper(bench: Bench) -> None:
     handler = asyncio.create_task(asyncio.Event().wait())
     spy = StoreSpy(bench.store)
-    keeper = keeper_for(bench, handler, spy)
+    _, keeper = keeper_for(bench, handler, spy)
 
     keeper.start()
     await bench.clock.settle()
@@ -70,7 +88,7 @@ async def test_a_handler_still_running_after_its_first_step_gets_a_keeper(bench:
 
 async def test_a_keeper_stopped_before_the_loop_turns_never_starts(bench: Bench) -> None:
     handler = asyncio.create_task(asyncio.Event().wait())
-    keeper = keeper_for(bench, handler, StoreSpy(bench.store))
+    _, keeper = keeper_for(bench, handler, StoreSpy(bench.store))
 
     keeper.start()
     keeper.stop()
@@ -128,11 +146,13 @@ async def test_a_lease_run_out_after_the_handler_returned_is_left_to_the_outcome
 
     handler = asyncio.create_task(instant())
     await asyncio.wait((handler,))
-    keeper = keeper_for(bench, handler, StoreSpy(bench.store), secured_for=-timedelta(seconds=1))
+    claim, keeper = keeper_for(
+        bench, handler, StoreSpy(bench.store), secured_for=-timedelta(seconds=1)
+    )
 
     await keeper.keep()
 
-    assert keeper.lost is None
+    assert claim.lost is None
     assert not handler.cancelled()
 
 
@@ -140,10 +160,12 @@ async def test_a_lease_run_out_while_the_handler_runs_is_lost_and_cancels_it(
     bench: Bench,
 ) -> None:
     handler = asyncio.create_task(asyncio.Event().wait())
-    keeper = keeper_for(bench, handler, StoreSpy(bench.store), secured_for=-timedelta(seconds=1))
+    claim, keeper = keeper_for(
+        bench, handler, StoreSpy(bench.store), secured_for=-timedelta(seconds=1)
+    )
 
     await keeper.keep()
     await asyncio.gather(handler, return_exceptions=True)
 
-    assert keeper.lost == "its lease ran out before a heartbeat could renew it"
+    assert claim.lost == "its lease ran out before a heartbeat could renew it"
     assert handler.cancelled()

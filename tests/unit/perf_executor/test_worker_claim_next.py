@@ -17,7 +17,6 @@ def worker(bench: Bench, spy: StoreSpy) -> Worker:
         scheduler=WorkScheduler(bench.queue, []),
         recovery=LeaseRecovery(bench.store),
         clock=bench.clock,
-        kinds=bench.registry.kinds,
     )
 
 
@@ -81,7 +80,6 @@ async def test_a_cancelled_cycle_releases_the_item_it_held(bench: Bench) -> None
         scheduler=WorkScheduler(bench.queue, []),
         recovery=LeaseRecovery(recovery_store),  # type: ignore[arg-type]
         clock=bench.clock,
-        kinds=bench.registry.kinds,
     )
 
     async def ten_seconds(ctx: WorkContext) -> None:
