@@ -93,6 +93,11 @@ class Worker:
         """True once :meth:`stop` was called."""
         return self._stop_requested
 
+    @property
+    def poll_interval(self) -> timedelta:
+        """How long the worker idles between cycles."""
+        return self._poll_interval
+
     async def run(self) -> None:
         """Run cycles until :meth:`stop` is called, then return.
 

@@ -7,9 +7,10 @@ from datetime import UTC, datetime
 from typing import Any
 
 import pytest
+from service_bench import Bench, StoreSpy, start
 
 from application import ExecutionContext
-from domain import WorkItem, WorkStatus
+from domain import Lease, ProgressSnapshot, WorkItem, WorkStatus
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 
@@ -138,3 +139,66 @@ class TestARefusedSnapshot:
         ctx.report_progress({"name": "\\u0000"})
 
         assert ctx.progress == {"name": "\\u0000"}
+
+
+class TestEncodedOnce:
+    def test_a_report_is_encoded_once_and_read_back_as_one_copy(self) -> None:
+        ctx = context()
+
+        ctx.report_progress({"rows": [1, 2], "note": "é"})
+
+        assert ctx.snapshot.text() == '{"rows":[1,2],"note":"é"}'
+        assert ctx.snapshot.text() is ctx.snapshot.text()
+        assert ctx.progress is ctx.progress
+
+    def test_the_progress_an_earlier_attempt_left_is_read_as_it_is(self) -> None:
+        left = {"rows": 10}
+        ctx = context(progress=left)
+
+        assert ctx.progress is left
+        assert ctx.snapshot.text() == '{"rows":10}'
+
+    def test_a_refused_report_leaves_the_snapshot_sent_as_it_was(self) -> None:
+        ctx = context(limit=20)
+        ctx.report_progress({"rows": 1})
+        sent = ctx.snapshot
+
+        with pytest.raises(ValueError, match="max_progress_bytes"):
+            ctx.report_progress({"rows": "x" * 50})
+
+        assert ctx.snapshot is sent
+
+    async def test_every_write_of_one_report_sends_the_same_encoded_snapshot(
+        self, bench: Bench
+    ) -> None:
+        sent: list[tuple[str, object]] = []
+        spy = StoreSpy(bench.store)
+
+        async def heartbeat(lease: Lease, *, progress: Any, lease_duration: Any) -> bool:
+            sent.append(("heartbeat", progress))
+            return await bench.store.heartbeat(
+                lease, progress=progress, lease_duration=lease_duration
+            )
+
+        async def complete(lease: Lease, *, progress: Any) -> bool:
+            sent.append(("complete", progress))
+            return await bench.store.complete(lease, progress=progress)
+
+        spy.heartbeat = heartbeat  # type: ignore[method-assign]
+        spy.complete = complete  # type: ignore[method-assign]
+        item_id = await bench.enqueue("a")
+        done = bench.script.block("a")
+        run = start(bench, bench.executor(store=spy))
+        await bench.clock.settle()
+        bench.script.contexts["a"].report_progress({"done": 1, "note": "é"})
+
+        await bench.clock.advance(2)
+        await bench.clock.advance(2)
+        done.set()
+        await run
+
+        assert [write for write, _ in sent] == ["heartbeat", "heartbeat", "complete"]
+        (snapshot,) = {id(progress): progress for _, progress in sent}.values()
+        assert isinstance(snapshot, ProgressSnapshot)
+        assert snapshot.text() == '{"done":1,"note":"é"}'
+        assert (await bench.item(item_id)).progress == {"done": 1, "note": "é"}

@@ -183,6 +183,27 @@ class TestLookup:
         with pytest.raises(InvalidPayloadError, match="rooms: Field required"):
             chores().decode("sweep", {})
 
+    def test_dispatch_gives_the_kind_handler_and_its_decoded_payload(self) -> None:
+        mop = MopHandler()
+        registry = KindRegistry(Chore, [Sweep, Mop], [SweepHandler(), mop])
+
+        handler, payload = registry.dispatch("mop", {"bucket": "blue"})
+
+        assert handler is mop
+        assert payload == Mop(bucket="blue")
+
+    def test_dispatch_of_an_unknown_kind_is_refused_listing_the_known_ones(self) -> None:
+        with pytest.raises(UnknownKindError) as refused:
+            chores().dispatch("polish", {})
+
+        assert refused.value.known == ["mop", "sweep"]
+
+    def test_dispatch_of_a_payload_that_does_not_validate_is_refused_naming_the_field(
+        self,
+    ) -> None:
+        with pytest.raises(InvalidPayloadError, match="bucket: Field required"):
+            chores().dispatch("mop", {})
+
     def test_parse_json_builds_the_kind_payload_from_text(self) -> None:
         assert chores().parse_json("mop", '{"bucket": "blue"}') == Mop(bucket="blue")
 

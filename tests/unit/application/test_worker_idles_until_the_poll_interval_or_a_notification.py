@@ -71,6 +71,25 @@ class TestIdle:
         await running
 
 
+class TestWhatTheWorkerIsWokenFor:
+    async def test_an_idle_worker_waits_for_work_of_its_executors_kinds(self, bench: Bench) -> None:
+        asked: list[frozenset[str]] = []
+
+        class Recording:
+            async def wait_for_work(self, kinds: Collection[str]) -> None:
+                asked.append(frozenset(kinds))
+                await asyncio.Event().wait()
+
+        worker = bench.worker(notifications=Recording())
+        running = asyncio.create_task(worker.run())
+        await bench.clock.settle()
+        worker.stop()
+        await running
+
+        assert asked == [frozenset({"alpha", "beta"})]
+        assert bench.executor().kinds == frozenset({"alpha", "beta"})
+
+
 class TestWakingUp:
     async def test_a_notification_soon_after_a_pass_goes_straight_to_claiming(
         self, bench: Bench, store: RoundTripStore, running: list[tuple[Worker, asyncio.Task[None]]]

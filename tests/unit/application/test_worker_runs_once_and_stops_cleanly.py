@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+from datetime import timedelta
 
 import pytest
 from service_bench import Bench
 from worker_bench import SAFETY_NET, RoundTripStore, start, statuses, stopped, worker, worker_lines
 
-from application import Worker
+from application import LeaseRecovery, Worker, WorkScheduler
 from domain import WorkStatus
 
 
@@ -23,6 +24,28 @@ class TestConstruction:
             worker(bench, store, poll_interval=0)
 
         assert str(refused.value) == "poll_interval must be positive, not 0 s"
+
+    def test_a_poll_interval_given_as_a_number_of_seconds_is_refused(self, bench: Bench) -> None:
+        with pytest.raises(TypeError) as refused:
+            Worker(
+                executor=bench.executor(),
+                scheduler=WorkScheduler(bench.queue, []),
+                recovery=LeaseRecovery(bench.store),
+                clock=bench.clock,
+                poll_interval=5.0,  # type: ignore[arg-type]
+            )
+
+        assert str(refused.value) == "poll_interval must be a timedelta, not 5.0"
+
+    def test_a_worker_polls_every_five_seconds_unless_told_otherwise(self, bench: Bench) -> None:
+        the_worker = Worker(
+            executor=bench.executor(),
+            scheduler=WorkScheduler(bench.queue, []),
+            recovery=LeaseRecovery(bench.store),
+            clock=bench.clock,
+        )
+
+        assert the_worker.poll_interval == timedelta(seconds=5)
 
 
 class TestLife:
