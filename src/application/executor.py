@@ -45,7 +45,7 @@ from application.execution import (
 from application.outcome import OutcomeWriter
 from application.registry import KindRegistry
 from application.supervisor import LeaseSupervisor
-from application.verdict import verdict
+from application.verdict import RELEASE, Verdict, verdict
 from domain import Clock, InvalidPayloadError, UnknownKindError, WorkStore
 
 __all__ = ["WorkExecutor"]
@@ -214,12 +214,10 @@ class WorkExecutor:
         try:
             handler, payload = self._registry.dispatch(item.kind, item.payload)
         except (InvalidPayloadError, UnknownKindError) as error:
-            return await self._writer.write(
-                claim,
-                ExecutionStatus.FAILED,
-                item.progress,
-                error=bound_error(str(error), settings.max_error_length),
+            failure = Verdict(
+                ExecutionStatus.FAILED, bound_error(str(error), settings.max_error_length)
             )
+            return await self._writer.write(claim, failure, item.progress, hurried=False)
         context = ExecutionContext.for_item(item, max_progress_bytes=settings.max_progress_bytes)
         handler_task = asyncio.create_task(handler.handle(payload, context))
         self._handler_task = handler_task
@@ -228,15 +226,14 @@ class WorkExecutor:
         except asyncio.CancelledError:
             # Our caller is being cancelled: the handler was stopped; hand the item back first.
             if claim.lost is None:
-                await self._record(claim, handler_task, context, stopping=True)
+                await self._record(claim, handler_task, context, stopping=True, claim_next=False)
             raise
         finally:
             self._handler_task = None
         if claim.lost is not None:
             return self._writer.lease_lost(claim, claim.lost)
-        stopping = self._stopping
         return await self._record(
-            claim, handler_task, context, stopping=stopping, claim_next=not stopping and claim_next
+            claim, handler_task, context, stopping=self._stopping, claim_next=claim_next
         )
 
     def _record(
@@ -246,30 +243,23 @@ class WorkExecutor:
         context: ExecutionContext,
         *,
         stopping: bool,
-        claim_next: bool = False,
+        claim_next: bool,
     ) -> Awaitable[ExecutionOutcome]:
         """Write what a finished handler's item comes to; its lease was not lost.
 
-        A success also claims the next item when ``claim_next`` says so. While
-        stopping (or when the caller is being cancelled) the write is in a hurry.
+        A success also claims the next item when ``claim_next`` says so, unless
+        stopping. While stopping (or when the caller is being cancelled) the write
+        is in a hurry.
         """
-        status, error = verdict(
+        ended = verdict(
             claim,
             handler_task,
             stopping=stopping,
+            claim_next=claim_next,
             max_error_length=self._settings.max_error_length,
         )
-        return self._writer.write(
-            claim,
-            status,
-            context.snapshot,
-            error=error,
-            hurried=stopping,
-            claim_next=claim_next,
-        )
+        return self._writer.write(claim, ended, context.snapshot, hurried=stopping)
 
     def _hand_back(self, claim: Claim) -> Awaitable[ExecutionOutcome]:
         """Release an item that was never run, keeping the progress it came with."""
-        return self._writer.write(
-            claim, ExecutionStatus.RELEASED, claim.item.progress, hurried=True
-        )
+        return self._writer.write(claim, RELEASE, claim.item.progress, hurried=True)

@@ -22,6 +22,7 @@ from pydantic import JsonValue
 
 from application.claim import Claim, Claimer
 from application.execution import ExecutionOutcome, ExecutionStatus
+from application.verdict import Verdict
 from domain import Clock, ProgressSnapshot, StoreUnavailableError, WorkStore
 
 __all__ = ["OutcomeWriter"]
@@ -83,12 +84,14 @@ class OutcomeWriter:
 
     __slots__ = ("_claimer", "_clock", "_hurried", "_store")
 
+    _hurried: bool
+    """Whether the write in progress gives up after a few tries: set by each write, and
+    by :meth:`hurry`."""
+
     def __init__(self, store: WorkStore, clock: Clock, claimer: Claimer) -> None:
         self._store = store
         self._clock = clock
         self._claimer = claimer
-        # Whether the write in progress gives up after a few tries (see hurry()).
-        self._hurried = False
 
     def hurry(self) -> None:
         """Make the write in progress, if any, give up after a few tries.
@@ -101,36 +104,36 @@ class OutcomeWriter:
     async def write(
         self,
         claim: Claim,
-        status: ExecutionStatus,
+        verdict: Verdict,
         progress: JsonValue | ProgressSnapshot,
         *,
-        error: str = "",
-        hurried: bool = False,
-        claim_next: bool = False,
+        hurried: bool,
     ) -> ExecutionOutcome:
-        """Record ``status`` for ``claim`` with ``progress``, fenced by its lease.
+        """Record ``verdict`` for ``claim`` with ``progress``, fenced by its lease.
 
-        :param status: succeeded (complete the item), failed (fail it with
-            ``error``) or released (put it back in queued without a stall).
+        :param verdict: succeeded (complete the item, and claim the next one in the
+            same store call if the verdict says so; the claimer holds it), failed
+            (fail it with the verdict's error) or released (put it back in queued
+            without a stall). Only the first try claims along: one that failed may
+            have claimed before it failed, so a retry completes only.
         :param hurried: give up after a few tries, not only when the lease would run
             out (:meth:`hurry` makes a write in progress hurried too).
-        :param claim_next: if ``status`` is a success, also claim the next item in
-            the same store call; the claimer holds it. Only the first try does: one
-            that failed may have claimed before it failed, so a retry completes only.
-        :returns: the outcome: ``status``, or lease lost when the write found the
-            lease no longer held, or abandoned when the store stayed unreachable.
+        :returns: the outcome: the verdict's status, or lease lost when the write
+            found the lease no longer held, or abandoned when the store stayed
+            unreachable.
         """
+        status = verdict.status
         lease = claim.item.lease
         store = self._store
         again: Callable[[], Awaitable[bool]]
         if status is ExecutionStatus.SUCCEEDED:
             again = partial(store.complete, lease, progress=progress)
-            if claim_next:
+            if verdict.claim_next:
                 first = partial(self._claimer.complete_and_claim, claim, progress)
             else:
                 first = again
         elif status is ExecutionStatus.FAILED:
-            first = again = partial(store.fail, lease, error=error, progress=progress)
+            first = again = partial(store.fail, lease, error=verdict.error, progress=progress)
         else:
             first = again = partial(store.release, lease, progress=progress)
         kind = _WRITES[status]
@@ -140,7 +143,7 @@ class OutcomeWriter:
             return self._outcome(claim, ExecutionStatus.ABANDONED, "the store was unreachable")
         if not written:
             return self.lease_lost(claim, kind.lost)
-        outcome = self._outcome(claim, status, error or None)
+        outcome = self._outcome(claim, status, verdict.error or None)
         if logger.isEnabledFor(kind.level):
             logger.log(kind.level, kind.line, _fields(outcome), extra=claim.log_extra)
         return outcome

@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from dataclasses import dataclass
 
 from application.claim import Claim
 from application.execution import ExecutionStatus, error_text
 
-__all__ = ["SELF_CANCELLED", "verdict"]
+__all__ = ["RELEASE", "SELF_CANCELLED", "SUCCESS", "SUCCESS_CLAIMING_NEXT", "Verdict", "verdict"]
 
 logger = logging.getLogger("workqueue.executor")
 
@@ -23,26 +24,56 @@ SELF_CANCELLED = "CancelledError: the handler was cancelled, not by this worker"
 """The error of an item whose handler was cancelled by something other than this worker."""
 
 
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """What to record for a claimed item.
+
+    :param status: succeeded, failed or released.
+    :param error: the error stored with a failure ("" for the other statuses).
+    :param claim_next: with a success, claim the next item in the same store call.
+    """
+
+    status: ExecutionStatus
+    error: str = ""
+    claim_next: bool = False
+
+
+SUCCESS = Verdict(ExecutionStatus.SUCCEEDED)
+"""Complete the item."""
+
+SUCCESS_CLAIMING_NEXT = Verdict(ExecutionStatus.SUCCEEDED, claim_next=True)
+"""Complete the item and claim the next one with it."""
+
+RELEASE = Verdict(ExecutionStatus.RELEASED)
+"""Put the item back in queued without a stall."""
+
+
 def verdict(
-    claim: Claim, handler: asyncio.Task[None], *, stopping: bool, max_error_length: int
-) -> tuple[ExecutionStatus, str]:
-    """The status to record for ``claim`` whose ``handler`` is done, and the error to store
-    with it ("" for none).
+    claim: Claim,
+    handler: asyncio.Task[None],
+    *,
+    stopping: bool,
+    claim_next: bool,
+    max_error_length: int,
+) -> Verdict:
+    """What to record for ``claim``, whose ``handler`` is done.
 
     :param stopping: whether the worker is stopping (or its caller cancelled): a
-        cancelled or failed handler then releases its item instead of failing it.
+        cancelled or failed handler then releases its item instead of failing it,
+        and a success claims nothing along.
+    :param claim_next: whether a success should claim the next item with it.
     :param max_error_length: the longest error text stored.
     """
     if handler.cancelled():
         if stopping:
-            return ExecutionStatus.RELEASED, ""
-        return ExecutionStatus.FAILED, SELF_CANCELLED
+            return RELEASE
+        return Verdict(ExecutionStatus.FAILED, SELF_CANCELLED)
     error = handler.exception()
     if error is None:
-        return ExecutionStatus.SUCCEEDED, ""
+        return SUCCESS_CLAIMING_NEXT if claim_next and not stopping else SUCCESS
     if stopping:
-        return ExecutionStatus.RELEASED, ""
+        return RELEASE
     if logger.isEnabledFor(logging.DEBUG):
         item = claim.item
         logger.debug("traceback of %s item %d", item.kind, item.id, exc_info=error)
-    return ExecutionStatus.FAILED, error_text(error, max_error_length)
+    return Verdict(ExecutionStatus.FAILED, error_text(error, max_error_length))

@@ -12,6 +12,7 @@ JSON value or a snapshot; :func:`progress_value` is what a store that keeps valu
 from __future__ import annotations
 
 import json
+from enum import Enum
 
 from pydantic import JsonValue
 
@@ -19,6 +20,11 @@ __all__ = ["SNAPSHOT_JSON", "ProgressSnapshot", "progress_value"]
 
 SNAPSHOT_JSON = json.JSONEncoder(allow_nan=False, ensure_ascii=False, separators=(",", ":"))
 """How a snapshot is encoded: compact UTF-8 JSON, with no NaN or infinity (JSON has none)."""
+
+
+class _Form(Enum):
+    UNDECODED = "undecoded"
+    """The value of a snapshot built from its text, until it is first asked for."""
 
 
 class ProgressSnapshot:
@@ -30,22 +36,21 @@ class ProgressSnapshot:
     changed afterwards.
     """
 
-    __slots__ = ("_decoded", "_json", "_value")
+    __slots__ = ("_json", "_value")
 
-    def __init__(self, value: JsonValue, text: str | None, *, decoded: bool) -> None:
+    def __init__(self, value: JsonValue | _Form, text: str | None) -> None:
         self._value = value
         self._json = text
-        self._decoded = decoded
 
     @classmethod
     def of_value(cls, value: JsonValue) -> ProgressSnapshot:
         """The snapshot of ``value``; its text is encoded when first asked for."""
-        return cls(value, None, decoded=True)
+        return cls(value, None)
 
     @classmethod
     def of_json(cls, text: str) -> ProgressSnapshot:
         """The snapshot whose JSON text is ``text``; its value is decoded when first asked for."""
-        return cls(None, text, decoded=False)
+        return cls(_Form.UNDECODED, text)
 
     def text(self) -> str:
         """The snapshot as compact JSON text, encoded at most once.
@@ -54,15 +59,16 @@ class ProgressSnapshot:
         """
         text = self._json
         if text is None:
+            # Only a snapshot built from its value lacks its text.
             text = self._json = SNAPSHOT_JSON.encode(self._value)
         return text
 
     def value(self) -> JsonValue:
         """The snapshot as a JSON value, decoded at most once (a copy of what was reported)."""
-        if not self._decoded:
-            self._value = json.loads(self.text())
-            self._decoded = True
-        return self._value
+        value = self._value
+        if value is _Form.UNDECODED:
+            value = self._value = json.loads(self.text())
+        return value
 
 
 def progress_value(progress: JsonValue | ProgressSnapshot) -> JsonValue:

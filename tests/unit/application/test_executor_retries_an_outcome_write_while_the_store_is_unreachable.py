@@ -169,3 +169,23 @@ class TestWritesThatFindTheStoreUnreachable:
         assert outcome is not None
         assert outcome.status is ExecutionStatus.ABANDONED
         assert len(calls) == 3
+
+
+class TestAFailureOfAnUndecodablePayloadIsRetried:
+    async def test_it_is_retried_for_as_long_as_the_lease_lasts_not_three_times(
+        self, bench: Bench
+    ) -> None:
+        item_id = await bench.enqueue("a")
+        bench.corrupt_payload(item_id, {"label": 5})
+        spy = StoreSpy(bench.store)
+        calls = unavailable("fail", spy)
+        run = start(bench, bench.executor(store=spy))
+
+        await bench.clock.advance(5)
+        assert not run.done()
+        assert len(calls) > 3
+        await bench.clock.advance(60)
+
+        outcome = finished(run)
+        assert status_of(outcome) is ExecutionStatus.ABANDONED
+        assert (await bench.item(item_id)).status is WorkStatus.RUNNING
