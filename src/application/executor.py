@@ -217,7 +217,7 @@ class WorkExecutor:
             failure = Verdict(
                 ExecutionStatus.FAILED, bound_error(str(error), settings.max_error_length)
             )
-            return await self._writer.write(claim, failure, item.progress, hurried=False)
+            return await self._writer.write(claim, failure, item.progress)
         context = ExecutionContext.for_item(item, max_progress_bytes=settings.max_progress_bytes)
         handler_task = asyncio.create_task(handler.handle(payload, context))
         self._handler_task = handler_task
@@ -226,14 +226,15 @@ class WorkExecutor:
         except asyncio.CancelledError:
             # Our caller is being cancelled: the handler was stopped; hand the item back first.
             if claim.lost is None:
-                await self._record(claim, handler_task, context, stopping=True, claim_next=False)
+                await self._record(claim, handler_task, context, stopping=True)
             raise
         finally:
             self._handler_task = None
         if claim.lost is not None:
             return self._writer.lease_lost(claim, claim.lost)
+        stopping = self._stopping
         return await self._record(
-            claim, handler_task, context, stopping=self._stopping, claim_next=claim_next
+            claim, handler_task, context, stopping=stopping, claim_next=claim_next and not stopping
         )
 
     def _record(
@@ -243,13 +244,13 @@ class WorkExecutor:
         context: ExecutionContext,
         *,
         stopping: bool,
-        claim_next: bool,
+        claim_next: bool = False,
     ) -> Awaitable[ExecutionOutcome]:
         """Write what a finished handler's item comes to; its lease was not lost.
 
-        A success also claims the next item when ``claim_next`` says so, unless
-        stopping. While stopping (or when the caller is being cancelled) the write
-        is in a hurry.
+        A success also claims the next item when ``claim_next`` says so (never
+        while stopping). While stopping (or when the caller is being cancelled) the
+        write is in a hurry.
         """
         ended = verdict(
             claim,

@@ -107,7 +107,7 @@ class OutcomeWriter:
         verdict: Verdict,
         progress: JsonValue | ProgressSnapshot,
         *,
-        hurried: bool,
+        hurried: bool = False,
     ) -> ExecutionOutcome:
         """Record ``verdict`` for ``claim`` with ``progress``, fenced by its lease.
 

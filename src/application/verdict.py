@@ -59,9 +59,8 @@ def verdict(
     """What to record for ``claim``, whose ``handler`` is done.
 
     :param stopping: whether the worker is stopping (or its caller cancelled): a
-        cancelled or failed handler then releases its item instead of failing it,
-        and a success claims nothing along.
-    :param claim_next: whether a success should claim the next item with it.
+        cancelled or failed handler then releases its item instead of failing it.
+    :param claim_next: whether a success claims the next item with it.
     :param max_error_length: the longest error text stored.
     """
     if handler.cancelled():
@@ -70,7 +69,7 @@ def verdict(
         return Verdict(ExecutionStatus.FAILED, SELF_CANCELLED)
     error = handler.exception()
     if error is None:
-        return SUCCESS_CLAIMING_NEXT if claim_next and not stopping else SUCCESS
+        return SUCCESS_CLAIMING_NEXT if claim_next else SUCCESS
     if stopping:
         return RELEASE
     if logger.isEnabledFor(logging.DEBUG):
