@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable, Coroutine
+from datetime import timedelta
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -58,7 +59,7 @@ def build_worker(
     clock: Clock | None = None,
     settings: ExecutorSettings = DEFAULT_EXECUTOR_SETTINGS,
     notifications: PostgresWorkNotifications | None = None,
-    poll_interval: float = DEFAULT_POLL_INTERVAL,
+    poll_interval: timedelta = DEFAULT_POLL_INTERVAL,
 ) -> Worker:
     """A :class:`~application.Worker` over its own store on ``pool``, as the container wires one."""
     clock = clock or SystemClock()
@@ -71,7 +72,6 @@ def build_worker(
         clock=clock,
         poll_interval=poll_interval,
         notifications=notifications,
-        kinds=registry.kinds,
     )
 
 

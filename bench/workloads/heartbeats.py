@@ -38,7 +38,7 @@ from bench.server import BenchServer, checkpoint_and_vacuum
 from bench.settings import BenchSettings
 from bench.statements import BENCH_SQL
 from bench.workloads.ceiling import seed_finished
-from domain import EnqueueRequest, Lease
+from domain import EnqueueRequest, Lease, ProgressSnapshot
 
 __all__ = ["heartbeats"]
 
@@ -52,7 +52,7 @@ class _HeartbeatCountingStore(PostgresWorkStore):
     beats = 0
 
     async def heartbeat(
-        self, lease: Lease, *, progress: JsonValue, lease_duration: timedelta
+        self, lease: Lease, *, progress: JsonValue | ProgressSnapshot, lease_duration: timedelta
     ) -> bool:
         held = await super().heartbeat(lease, progress=progress, lease_duration=lease_duration)
         if held:
@@ -92,7 +92,8 @@ async def _heartbeats_once(
         before = await _updates(dsn, at_least=0)
         clock = SystemClock()
         executor_settings = ExecutorSettings(
-            heartbeat_interval=settings.busy_heartbeat_interval, lease_duration=60.0
+            heartbeat_interval=timedelta(seconds=settings.busy_heartbeat_interval),
+            lease_duration=timedelta(seconds=60),
         )
         pools = [
             await create_pool(dsn, min_size=1, max_size=1) for _ in range(settings.busy_workers)

@@ -2,6 +2,10 @@
 
 Nothing here does I/O except through the ports it is given, and nothing imports an
 adapter: the composition root wires the store, the queue and the clock in.
+
+Every default of the services is defined once, here: :data:`DEFAULT_EXECUTOR_SETTINGS`
+(heartbeat, lease, error and progress bounds), :data:`DEFAULT_POLL_INTERVAL`,
+:data:`DEFAULT_MAX_STALLS`; the worker's settings take theirs from these.
 """
 
 from __future__ import annotations
@@ -17,7 +21,6 @@ from application.execution import (
     error_text,
 )
 from application.executor import WorkExecutor
-from application.heartbeat import LeaseKeeper
 from application.recovery import DEFAULT_MAX_STALLS, LeaseRecovery
 from application.registry import KindRegistry, describe_validation_error
 from application.scheduler import ScheduleOutcome, ScheduleStatus, WorkScheduler
@@ -34,7 +37,6 @@ __all__ = [
     "ExecutionStatus",
     "ExecutorSettings",
     "KindRegistry",
-    "LeaseKeeper",
     "LeaseRecovery",
     "ScheduleOutcome",
     "ScheduleStatus",

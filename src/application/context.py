@@ -2,31 +2,26 @@
 
 from __future__ import annotations
 
-import json
 import re
 
 from pydantic import JsonValue
 
-from domain import WorkItem
+from domain import SNAPSHOT_JSON, ProgressSnapshot, WorkItem
 
 __all__ = ["DEFAULT_MAX_PROGRESS_BYTES", "ExecutionContext"]
 
 DEFAULT_MAX_PROGRESS_BYTES = 65536
-"""The progress limit of an :class:`ExecutionContext` built without one."""
+"""The largest progress snapshot a handler may report by default, in bytes of JSON."""
 
 # An escaped NUL that is not itself an escaped backslash followed by "u0000":
 # PostgreSQL's jsonb refuses \u0000, so a snapshot holding one could never be written.
 _ESCAPED_NUL = re.compile(r"(?<!\\)(?:\\\\)*\\u0000")
 
-# A snapshot is measured as it will be stored: compact UTF-8 JSON, with no NaN or
-# infinity (which JSON cannot hold).
-_SNAPSHOT_JSON = json.JSONEncoder(allow_nan=False, ensure_ascii=False, separators=(",", ":"))
-
 
 class ExecutionContext:
     """One attempt's view of its item, given to the handler (a :class:`~domain.WorkContext`).
 
-    The executor reads :attr:`progress` at every heartbeat and when it records the
+    The executor writes :attr:`snapshot` at every heartbeat and when it records the
     outcome, so what the handler reports last is what the item keeps.
 
     Handler tests may build one directly::
@@ -36,7 +31,7 @@ class ExecutionContext:
     :raises ValueError: if ``max_progress_bytes`` is not positive.
     """
 
-    __slots__ = ("_attempt", "_item_id", "_kind", "_max_progress_bytes", "_progress")
+    __slots__ = ("_attempt", "_item_id", "_kind", "_max_progress_bytes", "_snapshot")
 
     def __init__(
         self,
@@ -52,7 +47,7 @@ class ExecutionContext:
         self._item_id = item_id
         self._attempt = attempt
         self._kind = kind
-        self._progress = progress
+        self._snapshot = ProgressSnapshot.of_value(progress)
         self._max_progress_bytes = max_progress_bytes
 
     @classmethod
@@ -84,37 +79,49 @@ class ExecutionContext:
     @property
     def progress(self) -> JsonValue:
         """The latest snapshot: this attempt's last report, else what an earlier attempt left."""
-        return self._progress
+        return self._snapshot.value()
+
+    @property
+    def snapshot(self) -> ProgressSnapshot:
+        """The latest snapshot as the store is sent it: encoded once, whatever writes it."""
+        return self._snapshot
 
     def report_progress(self, snapshot: JsonValue) -> None:
         """Replace the progress snapshot; the next heartbeat writes it to the item.
 
         The snapshot is kept as it will read back from the store: a JSON copy, so a
         handler that mutates its object afterwards changes nothing, and keys that
-        JSON turns into strings are strings here too.
+        JSON turns into strings are strings here too. It is encoded here, once: the
+        heartbeats and the outcome send that text.
 
         :raises ValueError: if the snapshot is not JSON (NaN, infinity, a value JSON
             cannot hold, a cycle), contains a NUL character, or its JSON is larger than
             the context's ``max_progress_bytes``. The previous snapshot stays.
         """
-        try:
-            encoded = _SNAPSHOT_JSON.encode(snapshot)
-        except (TypeError, ValueError) as error:
-            raise ValueError(f"progress snapshot is not JSON: {error}") from error
-        size = len(encoded.encode())
-        if size > self._max_progress_bytes:
-            raise ValueError(
-                f"progress snapshot is {size} bytes of JSON; "
-                f"the limit (max_progress_bytes) is {self._max_progress_bytes}"
-            )
-        if "\\u0000" in encoded and _ESCAPED_NUL.search(encoded):
-            raise ValueError(
-                "progress snapshot contains a NUL character, which the store cannot hold"
-            )
-        self._progress = json.loads(encoded)
+        self._snapshot = _checked(snapshot, self._max_progress_bytes)
 
     def __repr__(self) -> str:
         return (
             f"ExecutionContext(item_id={self._item_id}, attempt={self._attempt}, "
             f"kind={self._kind!r})"
         )
+
+
+def _checked(snapshot: JsonValue, max_bytes: int) -> ProgressSnapshot:
+    """``snapshot`` encoded once, if a store can hold it and it is no larger than ``max_bytes``.
+
+    :raises ValueError: as :meth:`ExecutionContext.report_progress` says.
+    """
+    try:
+        encoded = SNAPSHOT_JSON.encode(snapshot)
+    except (TypeError, ValueError) as error:
+        raise ValueError(f"progress snapshot is not JSON: {error}") from error
+    size = len(encoded.encode())
+    if size > max_bytes:
+        raise ValueError(
+            f"progress snapshot is {size} bytes of JSON; "
+            f"the limit (max_progress_bytes) is {max_bytes}"
+        )
+    if "\\u0000" in encoded and _ESCAPED_NUL.search(encoded):
+        raise ValueError("progress snapshot contains a NUL character, which the store cannot hold")
+    return ProgressSnapshot.of_json(encoded)

@@ -8,8 +8,10 @@ exception into the bounded text stored in ``work_items.error``.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import timedelta
 from enum import StrEnum
 
+from application.context import DEFAULT_MAX_PROGRESS_BYTES
 from domain import spelled_out
 
 __all__ = [
@@ -20,6 +22,7 @@ __all__ = [
     "ExecutorSettings",
     "bound_error",
     "error_text",
+    "seconds_text",
 ]
 
 TRUNCATION_MARKER = "... [truncated]"
@@ -30,8 +33,11 @@ TRUNCATION_MARKER = "... [truncated]"
 class ExecutorSettings:
     """How a :class:`~application.executor.WorkExecutor` keeps leases and bounds what it writes.
 
-    :param heartbeat_interval: seconds between heartbeats while a handler runs.
-    :param lease_duration: seconds each claim and heartbeat secures the item for.
+    The defaults here are the queue's defaults, defined nowhere else
+    (:data:`DEFAULT_EXECUTOR_SETTINGS`).
+
+    :param heartbeat_interval: how often a running item's lease is renewed.
+    :param lease_duration: how long each claim and heartbeat secures the item for.
         Lease recovery requeues an item whose lease ran out, so it must outlast
         several heartbeat intervals.
     :param max_error_length: the longest error text written to an item, in characters.
@@ -39,32 +45,50 @@ class ExecutorSettings:
         bytes of UTF-8 JSON.
     :raises ValueError: if a value is not positive, or the heartbeat interval is not
         shorter than the lease. The message names the setting.
+    :raises TypeError: if a duration is not a :class:`~datetime.timedelta`.
     """
 
-    heartbeat_interval: float = 2.0
-    lease_duration: float = 60.0
+    heartbeat_interval: timedelta = timedelta(seconds=2)
+    lease_duration: timedelta = timedelta(seconds=60)
     max_error_length: int = 4000
-    max_progress_bytes: int = 65536
+    max_progress_bytes: int = DEFAULT_MAX_PROGRESS_BYTES
 
     def __post_init__(self) -> None:
-        for name in ("heartbeat_interval", "lease_duration", "max_error_length"):
-            value = getattr(self, name)
-            if not value > 0:
-                raise ValueError(f"{name} must be positive, not {value!r}")
-        if not self.max_progress_bytes > 0:
-            raise ValueError(
-                f"max_progress_bytes must be positive, not {self.max_progress_bytes!r}"
-            )
-        if self.heartbeat_interval >= self.lease_duration:
-            # A lease that runs out before the next heartbeat would be lost between beats.
-            raise ValueError(
-                f"heartbeat_interval ({self.heartbeat_interval} s) must be shorter than "
-                f"lease_duration ({self.lease_duration} s)"
-            )
+        _check_settings(self)
+
+
+def _check_settings(settings: ExecutorSettings) -> None:
+    """Refuse settings that cannot work, naming the first setting at fault.
+
+    :raises ValueError: as :class:`ExecutorSettings` says.
+    :raises TypeError: as :class:`ExecutorSettings` says.
+    """
+    for name in ("heartbeat_interval", "lease_duration"):
+        duration = getattr(settings, name)
+        if not isinstance(duration, timedelta):
+            raise TypeError(f"{name} must be a timedelta, not {duration!r}")
+        if not duration > timedelta(0):
+            raise ValueError(f"{name} must be positive, not {seconds_text(duration)}")
+    for name in ("max_error_length", "max_progress_bytes"):
+        count: int = getattr(settings, name)
+        if not count > 0:
+            raise ValueError(f"{name} must be positive, not {count!r}")
+    if settings.heartbeat_interval >= settings.lease_duration:
+        # A lease that runs out before the next heartbeat would be lost between beats.
+        raise ValueError(
+            f"heartbeat_interval ({seconds_text(settings.heartbeat_interval)}) must be "
+            f"shorter than lease_duration ({seconds_text(settings.lease_duration)})"
+        )
+
+
+def seconds_text(duration: timedelta) -> str:
+    """``duration`` as a reader of a message wants it: ``"2 s"``, ``"0.5 s"``."""
+    return f"{duration.total_seconds():g} s"
 
 
 DEFAULT_EXECUTOR_SETTINGS = ExecutorSettings()
-"""The settings of an executor given none: a heartbeat every 2 s keeping a 60 s lease."""
+"""The settings of an executor given none: a heartbeat every 2 s keeping a 60 s lease,
+errors of at most 4000 characters, progress of at most 64 KiB of JSON."""
 
 
 class ExecutionStatus(StrEnum):

@@ -1,10 +1,23 @@
 """The executor: claim one item, run its handler under a kept lease, record the outcome.
 
 One item at a time: :meth:`WorkExecutor.run_next` claims the oldest queued item of
-the registry's kinds, runs its handler as a task with a
-:class:`~application.heartbeat.LeaseKeeper` beside it, and then completes, fails
-or (when stopping) releases the item. Every write is fenced by the lease; one that
-matches nothing means the lease was lost, and nothing more is written.
+the registry's kinds, runs its handler as a task with the lease kept beside it,
+and then completes, fails or (when stopping) releases the item. Every write is
+fenced by the lease; one that matches nothing means the lease was lost, and
+nothing more is written.
+
+The executor is the loop over four parts, each the one owner of its concept:
+
+- :class:`~application.claim.Claimer` claims items, and holds the one claimed
+  along with a completion; each :class:`~application.claim.Claim` keeps its
+  item's lease: until when it is secured, and whether it was lost;
+- the :class:`~application.registry.KindRegistry` decodes the payload and finds
+  the handler (:meth:`~application.registry.KindRegistry.dispatch`);
+- :class:`~application.supervisor.LeaseSupervisor` runs the handler beside the
+  heartbeat keeping its lease;
+- :func:`~application.verdict.verdict` says what a finished handler's item comes
+  to, and :class:`~application.outcome.OutcomeWriter` writes it (complete, fail
+  or release), retrying while the store is unreachable.
 
 A caller that runs item after item (the worker loop) passes ``claim_next=True``:
 a success is then completed and the next item claimed in one store call
@@ -17,13 +30,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable
-from datetime import datetime, timedelta
-from functools import partial
+from collections.abc import Awaitable
 from typing import Any
 
-from pydantic import JsonValue
-
+from application.claim import Claim, Claimer
 from application.context import ExecutionContext
 from application.execution import (
     DEFAULT_EXECUTOR_SETTINGS,
@@ -31,51 +41,16 @@ from application.execution import (
     ExecutionStatus,
     ExecutorSettings,
     bound_error,
-    error_text,
 )
-from application.heartbeat import LeaseKeeper
+from application.outcome import OutcomeWriter
 from application.registry import KindRegistry
-from domain import (
-    Clock,
-    InvalidPayloadError,
-    StoreUnavailableError,
-    UnknownKindError,
-    WorkHandler,
-    WorkItem,
-    WorkPayload,
-    WorkStore,
-)
+from application.supervisor import LeaseSupervisor
+from application.verdict import RELEASE, Verdict, verdict
+from domain import Clock, InvalidPayloadError, UnknownKindError, WorkStore
 
 __all__ = ["WorkExecutor"]
 
 logger = logging.getLogger("workqueue.executor")
-
-# Backoff of an outcome write (complete, fail, release) while the store is unreachable.
-_FIRST_RETRY_DELAY = 0.05
-_MAX_RETRY_DELAY = 1.0
-# A stopping worker should not linger: it tries this many times, then leaves the
-# item to lease recovery.
-_ATTEMPTS_WHILE_STOPPING = 3
-
-_SELF_CANCELLED = "CancelledError: the handler was cancelled, not by this worker"
-
-
-class _Claim:
-    """One claimed item on its way to an outcome."""
-
-    # Set when the caller is being cancelled: its outcome write must not linger.
-    hurried: bool = False
-
-    def __init__(self, item: WorkItem, claimed_at: datetime, lease_duration: timedelta) -> None:
-        self.item = item
-        self.claimed_at = claimed_at
-        # Measured from before the claim was sent, so never later than the store's own expiry.
-        self.secured_until = claimed_at + lease_duration
-        self.log_extra: dict[str, Any] = {
-            "item_id": item.id,
-            "kind": item.kind,
-            "attempt": item.attempt,
-        }
 
 
 class WorkExecutor:
@@ -97,29 +72,38 @@ class WorkExecutor:
         worker_id: str,
         settings: ExecutorSettings = DEFAULT_EXECUTOR_SETTINGS,
     ) -> None:
-        self._store = store
-        # A store that does not inherit the port may lack complete_and_claim: the
-        # port's own default (complete, then claim) serves it then.
-        self._complete_and_claim = getattr(store, "complete_and_claim", None) or partial(
-            WorkStore.complete_and_claim, store
-        )
         self._registry = registry
-        self._clock = clock
         self._worker_id = worker_id
         self._settings = settings
-        self._lease_duration = timedelta(seconds=self._settings.lease_duration)
+        self._claimer = Claimer(
+            store,
+            clock,
+            registry.kinds,
+            worker_id=worker_id,
+            lease_duration=settings.lease_duration,
+        )
+        self._supervisor = LeaseSupervisor(
+            store,
+            clock,
+            heartbeat_interval=settings.heartbeat_interval,
+            lease_duration=settings.lease_duration,
+        )
+        self._writer = OutcomeWriter(store, clock, self._claimer)
         self._stopping = False
         # Set while no run_next is running: one item at a time, and what shutdown waits for.
         self._idle = asyncio.Event()
         self._idle.set()
         self._handler_task: asyncio.Task[None] | None = None
-        # Claimed along with the last completion, for the next run_next to run.
-        self._held: _Claim | None = None
 
     @property
     def worker_id(self) -> str:
         """The id stamped on the items this executor claims."""
         return self._worker_id
+
+    @property
+    def kinds(self) -> frozenset[str]:
+        """The names of the kinds this executor claims: its registry's."""
+        return self._registry.kinds
 
     @property
     def settings(self) -> ExecutorSettings:
@@ -133,7 +117,7 @@ class WorkExecutor:
     @property
     def holding(self) -> bool:
         """True while an item claimed with the last completion waits for the next run."""
-        return self._held is not None
+        return self._claimer.holding()
 
     async def run_next(self, *, claim_next: bool = False) -> ExecutionOutcome | None:
         """Claim one item (or take the one held), run it, and record how it ended.
@@ -166,7 +150,6 @@ class WorkExecutor:
         try:
             return await self._claim_and_run(claim_next)
         finally:
-            self._handler_task = None
             self._idle.set()
 
     async def release_held(self) -> ExecutionOutcome | None:
@@ -178,14 +161,12 @@ class WorkExecutor:
         for it. (An item is held only between two :meth:`run_next` calls, never
         while one runs: a run takes the held item before anything else.)
         """
-        claim = self._held
+        claim = self._claimer.take_held()
         if claim is None:
             return None
-        self._held = None
-        claim.hurried = True
         self._idle.clear()
         try:
-            return await self._release(claim, claim.item.progress)
+            return await self._hand_back(claim)
         finally:
             self._idle.set()
 
@@ -199,6 +180,7 @@ class WorkExecutor:
         if self._stopping:
             return
         self._stopping = True
+        self._writer.hurry()
         if self._handler_task is not None:
             self._handler_task.cancel()
 
@@ -213,20 +195,10 @@ class WorkExecutor:
         await self.release_held()
 
     async def _claim_and_run(self, claim_next: bool) -> ExecutionOutcome | None:
-        claim = self._held
+        claim = self._claimer.take_held() or await self._claimer.claim()
         if claim is None:
-            claimed_at = self._clock.now()
-            item = await self._store.claim(
-                self._registry.kinds,
-                worker_id=self._worker_id,
-                lease_duration=self._lease_duration,
-            )
-            if item is None:
-                return None
-            claim = _Claim(item, claimed_at, self._lease_duration)
-        else:
-            self._held = None
-            item = claim.item
+            return None
+        item = claim.item
         if logger.isEnabledFor(logging.DEBUG):
             logger.debug(
                 "claimed %s item %d (attempt %d)",
@@ -237,252 +209,58 @@ class WorkExecutor:
             )
         if self._stopping:
             # stop() came while the claim was in flight: hand the item straight back.
-            return await self._release(claim, item.progress)
-        try:
-            payload = self._registry.decode(item.kind, item.payload)
-            handler = self._registry.handler(item.kind)
-        except (InvalidPayloadError, UnknownKindError) as error:
-            return await self._fail(
-                claim, bound_error(str(error), self._settings.max_error_length), item.progress
-            )
-        return await self._supervise(claim, handler, payload, claim_next)
-
-    async def _supervise(
-        self, claim: _Claim, handler: WorkHandler[Any], payload: WorkPayload, claim_next: bool
-    ) -> ExecutionOutcome:
-        """Run the handler beside its lease keeper, then record what it came to."""
+            return await self._hand_back(claim)
         settings = self._settings
-        context = ExecutionContext.for_item(
-            claim.item, max_progress_bytes=settings.max_progress_bytes
-        )
+        try:
+            handler, payload = self._registry.dispatch(item.kind, item.payload)
+        except (InvalidPayloadError, UnknownKindError) as error:
+            failure = Verdict(
+                ExecutionStatus.FAILED, bound_error(str(error), settings.max_error_length)
+            )
+            return await self._writer.write(claim, failure, item.progress)
+        context = ExecutionContext.for_item(item, max_progress_bytes=settings.max_progress_bytes)
         handler_task = asyncio.create_task(handler.handle(payload, context))
         self._handler_task = handler_task
-        keeper = LeaseKeeper(
-            self._store,
-            self._clock,
-            claim.item.lease,
-            handler=handler_task,
-            context=context,
-            secured_until=claim.secured_until,
-            interval=settings.heartbeat_interval,
-            lease_duration=self._lease_duration,
-            log_extra=claim.log_extra,
-        )
-        keeper.start()
         try:
-            await _finished(handler_task)
+            await self._supervisor.run(claim, handler_task, context)
         except asyncio.CancelledError:
-            # Our caller is being cancelled: stop the handler and hand the item back first.
-            keeper.stop()
-            handler_task.cancel()
-            await asyncio.wait((handler_task,))
-            claim.secured_until = keeper.secured_until
-            claim.hurried = True
-            if keeper.lost is None:
+            # Our caller is being cancelled: the handler was stopped; hand the item back first.
+            if claim.lost is None:
                 await self._record(claim, handler_task, context, stopping=True)
             raise
         finally:
-            keeper.stop()
             self._handler_task = None
-        claim.secured_until = keeper.secured_until
-        if keeper.lost is not None:
-            return self._lease_lost(claim, keeper.lost)
+        if claim.lost is not None:
+            return self._writer.lease_lost(claim, claim.lost)
+        stopping = self._stopping
         return await self._record(
-            claim,
-            handler_task,
-            context,
-            stopping=self._stopping,
-            claim_next=claim_next and not self._stopping,
+            claim, handler_task, context, stopping=stopping, claim_next=claim_next and not stopping
         )
 
-    async def _record(
+    def _record(
         self,
-        claim: _Claim,
+        claim: Claim,
         handler_task: asyncio.Task[None],
         context: ExecutionContext,
         *,
         stopping: bool,
         claim_next: bool = False,
-    ) -> ExecutionOutcome:
-        """Write the outcome of a finished handler task whose lease was not lost.
+    ) -> Awaitable[ExecutionOutcome]:
+        """Write what a finished handler's item comes to; its lease was not lost.
 
-        A success also claims the next item when ``claim_next`` says so; never while
-        stopping or when the caller is being cancelled.
+        A success also claims the next item when ``claim_next`` says so (never
+        while stopping). While stopping (or when the caller is being cancelled) the
+        write is in a hurry.
         """
-        progress = context.progress
-        if handler_task.cancelled():
-            if stopping:
-                return await self._release(claim, progress)
-            return await self._fail(claim, _SELF_CANCELLED, progress)
-        error = handler_task.exception()
-        if error is None:
-            return await self._complete(claim, progress, claim_next=claim_next)
-        if stopping:
-            # Most likely the handler turned our cancellation into an error of its own.
-            return await self._release(claim, progress)
-        if logger.isEnabledFor(logging.DEBUG):
-            logger.debug("traceback of %s item %d", claim.item.kind, claim.item.id, exc_info=error)
-        return await self._fail(claim, error_text(error, self._settings.max_error_length), progress)
-
-    async def _complete(
-        self, claim: _Claim, progress: JsonValue, *, claim_next: bool
-    ) -> ExecutionOutcome:
-        lease = claim.item.lease
-        store = self._store
-        tries = 0
-
-        async def complete() -> bool:
-            nonlocal tries
-            tries += 1
-            if not claim_next or tries > 1:
-                # A retry completes only: the first try may have claimed before it failed.
-                return await store.complete(lease, progress=progress)
-            claimed_at = self._clock.now()
-            completed, following = await self._complete_and_claim(
-                lease,
-                progress=progress,
-                kinds=self._registry.kinds,
-                worker_id=self._worker_id,
-                lease_duration=self._lease_duration,
-            )
-            if following is not None:
-                self._held = _Claim(following, claimed_at, self._lease_duration)
-            return completed
-
-        written = await self._write(claim, "complete", complete)
-        if written is None:
-            return self._outcome(claim, ExecutionStatus.ABANDONED, "the store was unreachable")
-        if not written:
-            return self._lease_lost(claim, "completing it found the lease no longer held")
-        outcome = self._outcome(claim, ExecutionStatus.SUCCEEDED)
-        # DEBUG: the table records every success, and the worker logs a count of them at
-        # INFO; a line per success would cost a drain of short items a third of its pace.
-        if logger.isEnabledFor(logging.DEBUG):
-            logger.debug(
-                "%s item %d succeeded in %.3f s (attempt %d)",
-                outcome.kind,
-                outcome.item_id,
-                outcome.duration,
-                outcome.attempt,
-                extra=claim.log_extra,
-            )
-        return outcome
-
-    async def _fail(self, claim: _Claim, error: str, progress: JsonValue) -> ExecutionOutcome:
-        lease = claim.item.lease
-        written = await self._write(
-            claim, "fail", lambda: self._store.fail(lease, error=error, progress=progress)
+        ended = verdict(
+            claim,
+            handler_task,
+            stopping=stopping,
+            claim_next=claim_next,
+            max_error_length=self._settings.max_error_length,
         )
-        if written is None:
-            return self._outcome(claim, ExecutionStatus.ABANDONED, "the store was unreachable")
-        if not written:
-            return self._lease_lost(claim, "failing it found the lease no longer held")
-        outcome = self._outcome(claim, ExecutionStatus.FAILED, error)
-        logger.warning(
-            "%s item %d failed (attempt %d): %s",
-            outcome.kind,
-            outcome.item_id,
-            outcome.attempt,
-            error,
-            extra=claim.log_extra,
-        )
-        return outcome
+        return self._writer.write(claim, ended, context.snapshot, hurried=stopping)
 
-    async def _release(self, claim: _Claim, progress: JsonValue) -> ExecutionOutcome:
-        lease = claim.item.lease
-        written = await self._write(
-            claim, "release", lambda: self._store.release(lease, progress=progress)
-        )
-        if written is None:
-            return self._outcome(claim, ExecutionStatus.ABANDONED, "the store was unreachable")
-        if not written:
-            return self._lease_lost(claim, "releasing it found the lease no longer held")
-        outcome = self._outcome(claim, ExecutionStatus.RELEASED)
-        logger.info(
-            "%s item %d released on shutdown (attempt %d)",
-            outcome.kind,
-            outcome.item_id,
-            outcome.attempt,
-            extra=claim.log_extra,
-        )
-        return outcome
-
-    def _lease_lost(self, claim: _Claim, reason: str) -> ExecutionOutcome:
-        outcome = self._outcome(claim, ExecutionStatus.LEASE_LOST, reason)
-        logger.warning(
-            "%s item %d lost its lease (attempt %d): %s; recording nothing",
-            outcome.kind,
-            outcome.item_id,
-            outcome.attempt,
-            reason,
-            extra=claim.log_extra,
-        )
-        return outcome
-
-    async def _write(
-        self, claim: _Claim, action: str, write: Callable[[], Awaitable[bool]]
-    ) -> bool | None:
-        """Run a fenced outcome write, retrying while the store is unreachable.
-
-        Returns the store's answer, or None after giving up: when the lease would
-        have run out before the next try (lease recovery requeues the item then), or
-        after a few tries once the executor is stopping or its caller is cancelled.
-        """
-        delay = _FIRST_RETRY_DELAY
-        attempts = 0
-        while True:
-            attempts += 1
-            try:
-                return await write()
-            except StoreUnavailableError as error:
-                out_of_lease = self._clock.now() + timedelta(seconds=delay) >= claim.secured_until
-                in_a_hurry = self._stopping or claim.hurried
-                if out_of_lease or (in_a_hurry and attempts >= _ATTEMPTS_WHILE_STOPPING):
-                    logger.error(
-                        "could not %s %s item %d after %d tries: %s; "
-                        "lease recovery will requeue it",
-                        action,
-                        claim.item.kind,
-                        claim.item.id,
-                        attempts,
-                        error,
-                        extra=claim.log_extra,
-                    )
-                    return None
-                logger.debug(
-                    "could not %s %s item %d: %s; retrying in %.2f s",
-                    action,
-                    claim.item.kind,
-                    claim.item.id,
-                    error,
-                    delay,
-                    extra=claim.log_extra,
-                )
-            await self._clock.sleep(delay)
-            delay = min(delay * 2, _MAX_RETRY_DELAY)
-
-    def _outcome(
-        self, claim: _Claim, status: ExecutionStatus, error: str | None = None
-    ) -> ExecutionOutcome:
-        item = claim.item
-        return ExecutionOutcome(
-            item_id=item.id,
-            kind=item.kind,
-            attempt=item.attempt,
-            status=status,
-            duration=(self._clock.now() - claim.claimed_at).total_seconds(),
-            error=error,
-        )
-
-
-def _finished(task: asyncio.Task[None]) -> asyncio.Future[None]:
-    """A future that is done once ``task`` is, whatever its outcome; cancelling it
-    leaves ``task`` running. What ``asyncio.wait`` on one task does, for less."""
-    finished = task.get_loop().create_future()
-
-    def wake(_: asyncio.Task[None]) -> None:
-        if not finished.done():
-            finished.set_result(None)
-
-    task.add_done_callback(wake)
-    return finished
+    def _hand_back(self, claim: Claim) -> Awaitable[ExecutionOutcome]:
+        """Release an item that was never run, keeping the progress it came with."""
+        return self._writer.write(claim, RELEASE, claim.item.progress, hurried=True)

@@ -1,9 +1,10 @@
 """The heartbeat that keeps one claimed item's lease while its handler runs.
 
 A :class:`LeaseKeeper` runs as a task beside the handler's task. Every heartbeat
-interval it extends the lease and writes the latest progress snapshot. When the
-lease is lost it cancels the handler and says why; the executor then writes
-nothing more to the item.
+interval it extends the lease and writes the latest progress snapshot, moving the
+claim's :attr:`~application.claim.Claim.secured_until` on. When the lease is lost
+it records why on the claim (:attr:`~application.claim.Claim.lost`) and cancels
+the handler; the executor then writes nothing more to the item.
 
 The lease is lost when a heartbeat matches no running item (another worker
 reclaimed it after it expired), or when heartbeats keep failing until the lease
@@ -19,8 +20,9 @@ import logging
 from datetime import datetime, timedelta
 from typing import Any
 
+from application.claim import Claim
 from application.context import ExecutionContext
-from domain import Clock, Lease, StoreUnavailableError, WorkStore
+from domain import Clock, StoreUnavailableError, WorkStore
 
 __all__ = ["LeaseKeeper"]
 
@@ -28,56 +30,51 @@ logger = logging.getLogger("workqueue.heartbeat")
 
 
 class LeaseKeeper:
-    """Heartbeats for one lease, cancelling ``handler`` once the lease is lost.
+    """Heartbeats for one claim's lease, cancelling ``handler`` once the lease is lost.
+
+    The lease's state is the claim's: the keeper renews
+    :attr:`~application.claim.Claim.secured_until` and sets
+    :attr:`~application.claim.Claim.lost`, and keeps no copy of either.
 
     Creating one costs a few attribute writes; :meth:`start` creates its task only
     if the handler is still running after its first step, and until the first tick
     that task only sleeps: an item that finishes sooner costs no heartbeat write.
 
-    :param secured_until: when the lease runs out unless renewed, on ``clock``; a
-        conservative start is the time the claim was sent plus the lease.
+    :param claim: the claimed item whose lease is kept.
+    :param handler: the task running the item's handler.
+    :param context: the handler's context, whose latest snapshot each heartbeat writes.
     """
 
     __slots__ = (
+        "_claim",
         "_clock",
         "_context",
         "_handler",
         "_interval",
-        "_lease",
         "_lease_duration",
-        "_log_extra",
         "_starting",
         "_store",
         "_task",
-        "lost",
-        "secured_until",
     )
 
     def __init__(
         self,
         store: WorkStore,
         clock: Clock,
-        lease: Lease,
+        claim: Claim,
         *,
         handler: asyncio.Task[Any],
         context: ExecutionContext,
-        secured_until: datetime,
-        interval: float,
+        interval: timedelta,
         lease_duration: timedelta,
-        log_extra: dict[str, Any],
     ) -> None:
         self._store = store
         self._clock = clock
-        self._lease = lease
+        self._claim = claim
         self._handler = handler
         self._context = context
         self._interval = interval
         self._lease_duration = lease_duration
-        self._log_extra = log_extra
-        self.secured_until = secured_until
-        """The instant the lease last secured runs out, on the clock."""
-        self.lost: str | None = None
-        """Why the lease was lost, or None while it is held."""
         self._task: asyncio.Task[None] | None = None
 
     def start(self) -> None:
@@ -109,8 +106,10 @@ class LeaseKeeper:
         retried at the next tick; it never ends this task by itself.
         """
         clock = self._clock
+        claim = self._claim
+        interval = self._interval.total_seconds()
         while True:
-            remaining = (self.secured_until - clock.now()).total_seconds()
+            remaining = (claim.secured_until - clock.now()).total_seconds()
             if remaining <= 0:
                 # A handler that already returned has nothing left to stop, and whether
                 # the lease is still held is for its outcome's write (fenced) to find out.
@@ -121,19 +120,19 @@ class LeaseKeeper:
                 return
             # Normally the next tick comes long before the lease runs out; after failed
             # heartbeats, wake at the expiry instead of past it.
-            await clock.sleep(min(self._interval, remaining))
+            await clock.sleep(min(interval, remaining))
             beat_at = clock.now()
-            if beat_at >= self.secured_until:
+            if beat_at >= claim.secured_until:
                 continue
             try:
                 held = await self._heartbeat_before_expiry(beat_at)
             except StoreUnavailableError as error:
                 logger.warning(
                     "heartbeat of %s item %d failed: %s; retrying at the next tick",
-                    self._context.kind,
-                    self._lease.item_id,
+                    claim.item.kind,
+                    claim.item.id,
                     error,
-                    extra=self._log_extra,
+                    extra=claim.log_extra,
                 )
                 continue
             except Exception:
@@ -141,9 +140,9 @@ class LeaseKeeper:
                 # lease is kept for as long as it was secured, never beyond.
                 logger.exception(
                     "heartbeat of %s item %d raised; retrying at the next tick",
-                    self._context.kind,
-                    self._lease.item_id,
-                    extra=self._log_extra,
+                    claim.item.kind,
+                    claim.item.id,
+                    extra=claim.log_extra,
                 )
                 continue
             if held is None:
@@ -151,7 +150,7 @@ class LeaseKeeper:
             if not held:
                 self._lose("a heartbeat found it no longer held (the item was reclaimed)")
                 return
-            self.secured_until = beat_at + self._lease_duration
+            claim.secured_until = beat_at + self._lease_duration
 
     async def _heartbeat_before_expiry(self, beat_at: datetime) -> bool | None:
         """One heartbeat, abandoned if the lease runs out before the store answers.
@@ -163,13 +162,13 @@ class LeaseKeeper:
         """
         call = asyncio.ensure_future(
             self._store.heartbeat(
-                self._lease,
-                progress=self._context.progress,
+                self._claim.item.lease,
+                progress=self._context.snapshot,
                 lease_duration=self._lease_duration,
             )
         )
         expiry = asyncio.ensure_future(
-            self._clock.sleep((self.secured_until - beat_at).total_seconds())
+            self._clock.sleep((self._claim.secured_until - beat_at).total_seconds())
         )
         try:
             await asyncio.wait((call, expiry), return_when=asyncio.FIRST_COMPLETED)
@@ -186,6 +185,6 @@ class LeaseKeeper:
         return None
 
     def _lose(self, reason: str) -> None:
-        """Record why the lease is lost and cancel the handler."""
-        self.lost = reason
+        """Record on the claim why its lease is lost, and cancel the handler."""
+        self._claim.lost = reason
         self._handler.cancel()

@@ -129,6 +129,17 @@ class KindRegistry(Generic[K]):
         except ValidationError as error:
             raise InvalidPayloadError(kind, describe_validation_error(error)) from error
 
+    def dispatch(
+        self, kind: str, payload: Mapping[str, Any]
+    ) -> tuple[WorkHandler[Any], WorkPayload]:
+        """The handler of ``kind`` and ``payload`` decoded for it: what running a stored item takes.
+
+        :raises UnknownKindError: if ``kind`` is not served here.
+        :raises InvalidPayloadError: if the payload does not validate (see :meth:`decode`).
+        """
+        decoded = self.decode(kind, payload)
+        return self._handlers[kind], decoded
+
     def parse_json(self, kind: str, text: str) -> WorkPayload:
         """Parse and validate a payload given as JSON text (what the CLI receives).
 

@@ -17,12 +17,11 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import Counter
-from collections.abc import Collection
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from application.execution import ExecutionStatus
+from application.execution import ExecutionStatus, seconds_text
 from application.executor import WorkExecutor
 from application.recovery import LeaseRecovery
 from application.scheduler import WorkScheduler
@@ -32,8 +31,8 @@ __all__ = ["DEFAULT_POLL_INTERVAL", "Worker"]
 
 logger = logging.getLogger("workqueue.worker")
 
-DEFAULT_POLL_INTERVAL = 5.0
-"""Seconds an idle worker waits between cycles when no notification wakes it."""
+DEFAULT_POLL_INTERVAL = timedelta(seconds=5)
+"""How long an idle worker waits between cycles when no notification wakes it."""
 
 
 @dataclass(slots=True)
@@ -51,10 +50,11 @@ class Worker:
     :param scheduler: enqueues the due periodic kinds at every cycle.
     :param recovery: requeues expired leases at every cycle.
     :param clock: what the idle wait and the outage backoff sleep on.
-    :param poll_interval: seconds to idle between cycles, and to wait after a failed one.
-    :param notifications: wakes the idle worker early when work may have arrived.
-    :param kinds: the kind names to be woken for (the executor's registry kinds).
+    :param poll_interval: how long to idle between cycles, and to wait after a failed one.
+    :param notifications: wakes the idle worker early when work may have arrived for
+        one of the executor's kinds.
     :raises ValueError: if ``poll_interval`` is not positive.
+    :raises TypeError: if ``poll_interval`` is not a :class:`~datetime.timedelta`.
     """
 
     def __init__(
@@ -64,19 +64,21 @@ class Worker:
         scheduler: WorkScheduler,
         recovery: LeaseRecovery,
         clock: Clock,
-        poll_interval: float = DEFAULT_POLL_INTERVAL,
+        poll_interval: timedelta = DEFAULT_POLL_INTERVAL,
         notifications: WorkNotifications | None = None,
-        kinds: Collection[str],
     ) -> None:
-        if not poll_interval > 0:
-            raise ValueError(f"poll_interval must be positive, not {poll_interval!r}")
+        if not isinstance(poll_interval, timedelta):
+            raise TypeError(f"poll_interval must be a timedelta, not {poll_interval!r}")
+        if not poll_interval > timedelta(0):
+            raise ValueError(f"poll_interval must be positive, not {seconds_text(poll_interval)}")
         self._executor = executor
         self._scheduler = scheduler
         self._recovery = recovery
         self._clock = clock
         self._poll_interval = poll_interval
+        # What the clock sleeps take, computed once.
+        self._poll_seconds = poll_interval.total_seconds()
         self._notifications = notifications
-        self._kinds = frozenset(kinds)
         self._stop_requested = False
         self._stop_event = asyncio.Event()
         # Held while run() runs: one run at a time.
@@ -90,6 +92,11 @@ class Worker:
     def stopping(self) -> bool:
         """True once :meth:`stop` was called."""
         return self._stop_requested
+
+    @property
+    def poll_interval(self) -> timedelta:
+        """How long the worker idles between cycles."""
+        return self._poll_interval
 
     async def run(self) -> None:
         """Run cycles until :meth:`stop` is called, then return.
@@ -105,7 +112,7 @@ class Worker:
             logger.info(
                 "worker %s started for kinds %s",
                 self._executor.worker_id,
-                ", ".join(sorted(self._kinds)),
+                ", ".join(sorted(self._executor.kinds)),
             )
             try:
                 await self._cycles()
@@ -204,7 +211,7 @@ class Worker:
         A pass that reaches the store ends an outage: a busy cycle may run long after
         the store came back, and the next outage must be told apart from this one.
         """
-        self._next_recovery = self._clock.now() + timedelta(seconds=self._poll_interval)
+        self._next_recovery = self._clock.now() + self._poll_interval
         await self._recovery.run_once()
         self._store_reachable()
 
@@ -229,13 +236,13 @@ class Worker:
         fails is dropped for this idle period; the poll interval still bounds the wait.
         """
         waits: list[asyncio.Task[Any]] = [
-            asyncio.create_task(self._clock.sleep(self._poll_interval)),
+            asyncio.create_task(self._clock.sleep(self._poll_seconds)),
             asyncio.create_task(self._stop_event.wait()),
         ]
         notified = (
             None
             if notifications is None
-            else asyncio.create_task(notifications.wait_for_work(self._kinds))
+            else asyncio.create_task(notifications.wait_for_work(self._executor.kinds))
         )
         if notified is not None:
             waits.append(notified)
@@ -264,7 +271,7 @@ class Worker:
             logger.debug("store still unavailable: %s", error)
             return
         self._outage_since = self._clock.now()
-        logger.warning("store unavailable: %s; retrying every %.1f s", error, self._poll_interval)
+        logger.warning("store unavailable: %s; retrying every %.1f s", error, self._poll_seconds)
 
     def _store_reachable(self) -> None:
         """Log the end of an outage, if one was going on."""

@@ -23,6 +23,7 @@ from domain.monitor import LIVE_STATUSES, UNSUCCESSFUL_STATUSES, WorkMonitor
 from domain.notifications import WorkNotifications
 from domain.payload import WorkPayload
 from domain.payload_check import checked_payload_json
+from domain.progress import SNAPSHOT_JSON, ProgressSnapshot, progress_value
 from domain.queue import EnqueueRequest, EnqueueResult, WorkQueue
 from domain.schedule import PERIODIC_DEDUP_KEY, WorkSchedule
 from domain.status import FINISHED_STATUSES, WorkStatus
@@ -35,6 +36,7 @@ __all__ = [
     "LIVE_STATUSES",
     "MAX_DEDUP_KEY_LENGTH",
     "PERIODIC_DEDUP_KEY",
+    "SNAPSHOT_JSON",
     "UNSUCCESSFUL_STATUSES",
     "Clock",
     "EnqueueFailedError",
@@ -46,6 +48,7 @@ __all__ = [
     "KindRegistryError",
     "Lease",
     "PayloadDefinitionError",
+    "ProgressSnapshot",
     "RecoveryResult",
     "RefreshTokenStore",
     "StoreUnavailableError",
@@ -67,6 +70,7 @@ __all__ = [
     "check_dedup_key",
     "checked_payload_json",
     "kind_name",
+    "progress_value",
     "spelled_out",
     "unstorable_character",
 ]

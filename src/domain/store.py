@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Collection
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Protocol
 
 from pydantic import JsonValue
 
 from domain.items import Lease, WorkItem
+from domain.progress import ProgressSnapshot
 from domain.status import WorkStatus
 
 __all__ = ["RecoveryResult", "WorkStore"]
@@ -35,16 +36,25 @@ class RecoveryResult:
         return len(self.requeued) + len(self.stalled) + len(self.superseded)
 
 
-class WorkStore(Protocol):
+class WorkStore(ABC):
     """Claims, fenced writes, recovery, due-ness, purge and read-only listing. No insert.
+
+    Every store subclasses this port: it implements the abstract methods and may
+    override :meth:`complete_and_claim`, whose default is the two calls it stands for.
 
     Every timestamp comes from the store's Clock. Every write after a claim is
     fenced by the lease (id, attempt) and ``status = 'running'``: it returns False
     and changes nothing when the lease is no longer held.
 
+    The writes take ``progress`` as a JSON value or as a
+    :class:`~domain.ProgressSnapshot`, whose JSON was encoded once for all the
+    writes of it (the executor passes those); a store writes the same value either
+    way (:func:`~domain.progress_value`).
+
     :raises StoreUnavailableError: from any method, when the store cannot be reached.
     """
 
+    @abstractmethod
     async def claim(
         self, kinds: Collection[str], *, worker_id: str, lease_duration: timedelta
     ) -> WorkItem | None:
@@ -57,8 +67,9 @@ class WorkStore(Protocol):
         """
         ...
 
+    @abstractmethod
     async def heartbeat(
-        self, lease: Lease, *, progress: JsonValue, lease_duration: timedelta
+        self, lease: Lease, *, progress: JsonValue | ProgressSnapshot, lease_duration: timedelta
     ) -> bool:
         """Extend the lease to now + lease_duration and write the progress snapshot.
 
@@ -66,7 +77,8 @@ class WorkStore(Protocol):
         """
         ...
 
-    async def complete(self, lease: Lease, *, progress: JsonValue) -> bool:
+    @abstractmethod
+    async def complete(self, lease: Lease, *, progress: JsonValue | ProgressSnapshot) -> bool:
         """Mark the item succeeded and stamp finished_at. Fenced."""
         ...
 
@@ -74,7 +86,7 @@ class WorkStore(Protocol):
         self,
         lease: Lease,
         *,
-        progress: JsonValue,
+        progress: JsonValue | ProgressSnapshot,
         kinds: Collection[str],
         worker_id: str,
         lease_duration: timedelta,
@@ -94,11 +106,15 @@ class WorkStore(Protocol):
         claimed = await self.claim(kinds, worker_id=worker_id, lease_duration=lease_duration)
         return completed, claimed
 
-    async def fail(self, lease: Lease, *, error: str, progress: JsonValue) -> bool:
+    @abstractmethod
+    async def fail(
+        self, lease: Lease, *, error: str, progress: JsonValue | ProgressSnapshot
+    ) -> bool:
         """Mark the item failed with ``error`` and stamp finished_at. Fenced."""
         ...
 
-    async def release(self, lease: Lease, *, progress: JsonValue) -> bool:
+    @abstractmethod
+    async def release(self, lease: Lease, *, progress: JsonValue | ProgressSnapshot) -> bool:
         """Put the item back in queued without a stall (graceful shutdown). Fenced.
 
         If a queued item with the same kind and dedup key exists, the released item
@@ -106,6 +122,7 @@ class WorkStore(Protocol):
         """
         ...
 
+    @abstractmethod
     async def recover_expired(self, *, max_stalls: int) -> RecoveryResult:
         """Return every running item whose lease has expired to queued, with stalls + 1.
 
@@ -114,6 +131,7 @@ class WorkStore(Protocol):
         """
         ...
 
+    @abstractmethod
     async def is_due(self, kind: str, interval: timedelta) -> bool:
         """Whether a periodic ``kind`` should be enqueued now.
 
@@ -122,6 +140,7 @@ class WorkStore(Protocol):
         """
         ...
 
+    @abstractmethod
     async def purge_finished(self, *, finished_before: datetime, limit: int) -> int:
         """Delete at most ``limit`` succeeded or failed items finished before the cutoff.
 
@@ -130,17 +149,19 @@ class WorkStore(Protocol):
         """
         ...
 
+    @abstractmethod
     async def get(self, item_id: int) -> WorkItem | None:
         """The item with this id, or None."""
         ...
 
+    @abstractmethod
     async def list_items(
         self,
         *,
         statuses: Collection[WorkStatus] | None = None,
         kinds: Collection[str] | None = None,
-        limit: int = ...,
-        newest_first: bool = ...,
+        limit: int = 100,
+        newest_first: bool = False,
     ) -> list[WorkItem]:
         """Items filtered by status and kind, by id (oldest first unless newest_first).
 
@@ -148,6 +169,7 @@ class WorkStore(Protocol):
         """
         ...
 
+    @abstractmethod
     async def count_by_kind_and_status(self) -> dict[tuple[str, WorkStatus], int]:
         """How many items each (kind, status) pair has; pairs with none are left out."""
         ...

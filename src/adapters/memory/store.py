@@ -50,11 +50,13 @@ from domain import (
     FINISHED_STATUSES,
     Clock,
     Lease,
+    ProgressSnapshot,
     RecoveryResult,
     WorkItem,
     WorkStatus,
     WorkStore,
     kind_name,
+    progress_value,
 )
 
 __all__ = ["InMemoryWorkStore", "stalled_error", "superseded_error"]
@@ -113,7 +115,7 @@ class InMemoryWorkStore(WorkStore):
         return None
 
     async def heartbeat(
-        self, lease: Lease, *, progress: JsonValue, lease_duration: timedelta
+        self, lease: Lease, *, progress: JsonValue | ProgressSnapshot, lease_duration: timedelta
     ) -> bool:
         """Extend a held lease to now + ``lease_duration`` and write ``progress``.
 
@@ -127,12 +129,15 @@ class InMemoryWorkStore(WorkStore):
         now = self._clock.now()
         self._state.write(
             replace(
-                item, heartbeat_at=now, lease_expires_at=now + lease_duration, progress=progress
+                item,
+                heartbeat_at=now,
+                lease_expires_at=now + lease_duration,
+                progress=progress_value(progress),
             )
         )
         return True
 
-    async def complete(self, lease: Lease, *, progress: JsonValue) -> bool:
+    async def complete(self, lease: Lease, *, progress: JsonValue | ProgressSnapshot) -> bool:
         """Mark the item succeeded and stamp ``finished_at``.
 
         :returns: False, changing nothing, when the lease is no longer held.
@@ -142,10 +147,14 @@ class InMemoryWorkStore(WorkStore):
         item = self._held(lease)
         if item is None:
             return False
-        self._finish(replace(item, progress=progress), WorkStatus.SUCCEEDED, error=None)
+        self._finish(
+            replace(item, progress=progress_value(progress)), WorkStatus.SUCCEEDED, error=None
+        )
         return True
 
-    async def fail(self, lease: Lease, *, error: str, progress: JsonValue) -> bool:
+    async def fail(
+        self, lease: Lease, *, error: str, progress: JsonValue | ProgressSnapshot
+    ) -> bool:
         """Mark the item failed with ``error`` and stamp ``finished_at``.
 
         :returns: False, changing nothing, when the lease is no longer held.
@@ -155,10 +164,12 @@ class InMemoryWorkStore(WorkStore):
         item = self._held(lease)
         if item is None:
             return False
-        self._finish(replace(item, progress=progress), WorkStatus.FAILED, error=error)
+        self._finish(
+            replace(item, progress=progress_value(progress)), WorkStatus.FAILED, error=error
+        )
         return True
 
-    async def release(self, lease: Lease, *, progress: JsonValue) -> bool:
+    async def release(self, lease: Lease, *, progress: JsonValue | ProgressSnapshot) -> bool:
         """Put the item back in queued without a stall, or fail it as superseded.
 
         :returns: False, changing nothing, when the lease is no longer held; True
@@ -169,7 +180,7 @@ class InMemoryWorkStore(WorkStore):
         item = self._held(lease)
         if item is None:
             return False
-        self._return_to_queue(replace(item, progress=progress))
+        self._return_to_queue(replace(item, progress=progress_value(progress)))
         return True
 
     async def recover_expired(self, *, max_stalls: int) -> RecoveryResult:

@@ -14,6 +14,7 @@ import asyncpg
 from asyncpg.pool import PoolConnectionProxy
 
 from adapters.postgres.unavailable import connection_loss_as_unavailable
+from domain import ProgressSnapshot
 
 __all__ = [
     "DatabaseConnection",
@@ -51,7 +52,8 @@ async def create_pool(
 
     Payloads and progress snapshots are JSON; the codecs let the stores pass dicts
     and lists as parameters and get them back from rows, with no ``json.dumps``
-    at every call site.
+    at every call site. A :class:`~domain.ProgressSnapshot` parameter is sent as
+    the text it was encoded to once.
 
     A connection goes back to the pool without asyncpg's reset query (``RESET ALL;
     UNLISTEN *; CLOSE ALL; SELECT pg_advisory_unlock_all()``): the adapter leaves
@@ -107,6 +109,9 @@ async def register_json_codecs(connection: asyncpg.Connection) -> None:  # pragm
 
 
 def _dump_json(value: object) -> str:
+    # A progress snapshot was encoded once, for all its writes: its text is sent as it is.
+    if isinstance(value, ProgressSnapshot):
+        return value.text()
     # Compact separators: jsonb normalises anyway, so spaces would only cost bytes.
     return json.dumps(value, separators=(",", ":"))
 

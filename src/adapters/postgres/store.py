@@ -30,7 +30,16 @@ from adapters.postgres.held import HeldConnection
 from adapters.postgres.rows import work_item_from_row
 from adapters.postgres.sql import load_statements
 from adapters.postgres.unavailable import connection_loss_as_unavailable
-from domain import Clock, Lease, RecoveryResult, WorkItem, WorkStatus, WorkStore, kind_name
+from domain import (
+    Clock,
+    Lease,
+    ProgressSnapshot,
+    RecoveryResult,
+    WorkItem,
+    WorkStatus,
+    WorkStore,
+    kind_name,
+)
 
 __all__ = ["PostgresWorkStore"]
 
@@ -85,7 +94,7 @@ class PostgresWorkStore(WorkStore):  # pragma: no mutate block
         return None if row is None else work_item_from_row(row)
 
     async def heartbeat(
-        self, lease: Lease, *, progress: JsonValue, lease_duration: timedelta
+        self, lease: Lease, *, progress: JsonValue | ProgressSnapshot, lease_duration: timedelta
     ) -> bool:
         """Extend a held lease to now + ``lease_duration`` and write ``progress``.
 
@@ -104,7 +113,7 @@ class PostgresWorkStore(WorkStore):  # pragma: no mutate block
             )
         return held is not None
 
-    async def complete(self, lease: Lease, *, progress: JsonValue) -> bool:
+    async def complete(self, lease: Lease, *, progress: JsonValue | ProgressSnapshot) -> bool:
         """Mark the item succeeded and stamp ``finished_at``.
 
         :returns: False, changing nothing, when the lease is no longer held.
@@ -120,7 +129,7 @@ class PostgresWorkStore(WorkStore):  # pragma: no mutate block
         self,
         lease: Lease,
         *,
-        progress: JsonValue,
+        progress: JsonValue | ProgressSnapshot,
         kinds: Collection[str],
         worker_id: str,
         lease_duration: timedelta,
@@ -150,7 +159,9 @@ class PostgresWorkStore(WorkStore):  # pragma: no mutate block
         claimed = None if row["id"] is None else work_item_from_row(row)
         return bool(row["completed"]), claimed
 
-    async def fail(self, lease: Lease, *, error: str, progress: JsonValue) -> bool:
+    async def fail(
+        self, lease: Lease, *, error: str, progress: JsonValue | ProgressSnapshot
+    ) -> bool:
         """Mark the item failed with ``error`` and stamp ``finished_at``.
 
         :returns: False, changing nothing, when the lease is no longer held.
@@ -162,7 +173,7 @@ class PostgresWorkStore(WorkStore):  # pragma: no mutate block
             )
         return held is not None
 
-    async def release(self, lease: Lease, *, progress: JsonValue) -> bool:
+    async def release(self, lease: Lease, *, progress: JsonValue | ProgressSnapshot) -> bool:
         """Put the item back in queued without a stall, or fail it as superseded.
 
         :returns: False, changing nothing, when the lease is no longer held; True

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import inspect
 import logging
-from datetime import timedelta
 from typing import TypeVar
 
 from dependency_injector import containers, providers
@@ -47,14 +46,6 @@ __all__ = ["WorkerContainer", "build_container", "provide", "shutdown_resources"
 T = TypeVar("T")
 
 logger = logging.getLogger("workqueue.cli")
-
-
-def _seconds(duration: timedelta) -> float:
-    return duration.total_seconds()
-
-
-def _kind_names(registry: KindRegistry[WorkKind]) -> frozenset[str]:
-    return registry.kinds
 
 
 class WorkerContainer(containers.DeclarativeContainer):
@@ -126,8 +117,8 @@ class WorkerContainer(containers.DeclarativeContainer):
 
     executor_settings = providers.Singleton(
         ExecutorSettings,
-        heartbeat_interval=providers.Callable(_seconds, config.heartbeat_interval),
-        lease_duration=providers.Callable(_seconds, config.lease_duration),
+        heartbeat_interval=config.heartbeat_interval,
+        lease_duration=config.lease_duration,
         max_error_length=config.max_error_length,
         max_progress_bytes=config.max_progress_bytes,
     )
@@ -147,9 +138,8 @@ class WorkerContainer(containers.DeclarativeContainer):
         scheduler=scheduler,
         recovery=recovery,
         clock=clock,
-        poll_interval=providers.Callable(_seconds, config.poll_interval),
+        poll_interval=config.poll_interval,
         notifications=notifications,
-        kinds=providers.Callable(_kind_names, registry),
     )
 
 

@@ -15,6 +15,8 @@ from datetime import timedelta
 from enum import StrEnum
 from typing import Any
 
+import pytest
+
 from adapters.memory import (
     InMemoryState,
     InMemoryWorkNotifications,
@@ -34,6 +36,7 @@ from application import (
 )
 from domain import (
     Lease,
+    StoreUnavailableError,
     WorkContext,
     WorkHandler,
     WorkItem,
@@ -190,14 +193,14 @@ class Bench:
         notifications: WorkNotifications | None = None,
         poll_interval: float = 5.0,
     ) -> Worker:
+        """A worker over ``executor`` (a new one by default); ``poll_interval`` in seconds."""
         return Worker(
             executor=self.executor() if executor is None else executor,
             scheduler=WorkScheduler(self.queue, list(schedules)),
             recovery=LeaseRecovery(self.store),
             clock=self.clock,
-            poll_interval=poll_interval,
+            poll_interval=timedelta(seconds=poll_interval),
             notifications=notifications,
-            kinds=self.registry.kinds,
         )
 
     @staticmethod
@@ -236,3 +239,58 @@ class Bench:
 def status_of(outcome: ExecutionOutcome | None) -> ExecutionStatus | None:
     """The outcome's status, or None when there was no item to run."""
     return None if outcome is None else outcome.status
+
+
+def seconds(value: float) -> timedelta:
+    return timedelta(seconds=value)
+
+
+def start(
+    bench: Bench, executor: WorkExecutor | None = None
+) -> asyncio.Task[ExecutionOutcome | None]:
+    """One ``run_next`` of ``executor`` (a new one of the bench's by default), as a task."""
+    return asyncio.create_task((executor or bench.executor()).run_next())
+
+
+def finished(run: asyncio.Task[ExecutionOutcome | None]) -> ExecutionOutcome | None:
+    """The outcome of a run that must have ended by now (a hang fails, it does not wait)."""
+    assert run.done(), "run_next is still running"
+    return run.result()
+
+
+EXECUTOR_LOG = "workqueue.executor"
+
+
+def executor_lines(caplog: pytest.LogCaptureFixture) -> list[tuple[str, str]]:
+    """Level and message of every line the executor logged."""
+    return [(r.levelname, r.getMessage()) for r in caplog.records if r.name == EXECUTOR_LOG]
+
+
+def item_fields(caplog: pytest.LogCaptureFixture) -> list[tuple[object, object, object]]:
+    """The item fields of every executor line (None where a line lacks one)."""
+    return [
+        (getattr(r, "item_id", None), getattr(r, "kind", None), getattr(r, "attempt", None))
+        for r in caplog.records
+        if r.name == EXECUTOR_LOG
+    ]
+
+
+def fenced(spy: StoreSpy, name: str) -> None:
+    """Make the write ``name`` on ``spy`` always find the lease no longer held."""
+
+    async def refuse(*args: Any, **kwargs: Any) -> bool:
+        return False
+
+    setattr(spy, name, refuse)
+
+
+def unavailable(name: str, spy: StoreSpy) -> list[str]:
+    """Make ``name`` on ``spy`` always find the store unreachable; returns the call log."""
+    calls: list[str] = []
+
+    async def refuse(*args: Any, **kwargs: Any) -> bool:
+        calls.append(name)
+        raise StoreUnavailableError("connection refused")
+
+    setattr(spy, name, refuse)
+    return calls

@@ -78,7 +78,10 @@ async def test_settings_reach_the_services_they_tune(world: WorkerWorld) -> None
 
     assert executor.worker_id == "w-1"
     assert executor.settings == ExecutorSettings(
-        heartbeat_interval=1.0, lease_duration=30.0, max_error_length=100, max_progress_bytes=2048
+        heartbeat_interval=timedelta(seconds=1),
+        lease_duration=timedelta(seconds=30),
+        max_error_length=100,
+        max_progress_bytes=2048,
     )
     assert recovery.max_stalls == 5
     assert [(s.kind, s.interval, s.dedup_key) for s in scheduler.schedules] == [

@@ -43,6 +43,7 @@ from adapters.testing.contract.heartbeat import HeartbeatContract
 from adapters.testing.contract.kinds import AlphaJob, BetaJob, ContractKind, GammaJob
 from adapters.testing.contract.listing import ListingContract
 from adapters.testing.contract.model import QueueModel, stalled_error, superseded_error
+from adapters.testing.contract.progress import ProgressSnapshotContract
 from adapters.testing.contract.purge import PurgeContract
 from adapters.testing.contract.recovery import RecoveryContract
 from adapters.testing.contract.release import ReleaseContract
@@ -88,6 +89,7 @@ __all__ = [
     "Isolation",
     "ListingContract",
     "LockWaits",
+    "ProgressSnapshotContract",
     "PurgeContract",
     "QueueFactory",
     "QueueModel",

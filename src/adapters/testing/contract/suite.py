@@ -13,6 +13,7 @@ from adapters.testing.contract.fencing import FencingContract
 from adapters.testing.contract.finish import FinishContract
 from adapters.testing.contract.heartbeat import HeartbeatContract
 from adapters.testing.contract.listing import ListingContract
+from adapters.testing.contract.progress import ProgressSnapshotContract
 from adapters.testing.contract.purge import PurgeContract
 from adapters.testing.contract.recovery import RecoveryContract
 from adapters.testing.contract.release import ReleaseContract
@@ -29,6 +30,7 @@ class WorkQueueContractSuite(
     FinishContract,
     CompleteAndClaimContract,
     FencingContract,
+    ProgressSnapshotContract,
     ReleaseContract,
     RecoveryContract,
     DedupOnReturnContract,

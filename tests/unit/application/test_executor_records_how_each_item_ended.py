@@ -1,4 +1,5 @@
-"""The executor's edges: every outcome's exact words, fields and log line, and the retry bounds."""
+"""Each claimed item ends in one outcome, written once and fenced by its lease:
+succeeded, failed (with its error, bounded), or a lost lease that writes nothing."""
 
 from __future__ import annotations
 
@@ -7,53 +8,145 @@ import logging
 from typing import Any
 
 import pytest
-from service_bench import Bench, StoreSpy
+from service_bench import (
+    EXECUTOR_LOG,
+    Bench,
+    StoreSpy,
+    executor_lines,
+    finished,
+    item_fields,
+    start,
+    status_of,
+)
 
-from application import ExecutionOutcome, ExecutionStatus, ExecutorSettings
-from domain import StoreUnavailableError, WorkContext, WorkStatus
-
-EXECUTOR_LOG = "workqueue.executor"
-
-
-def start(bench: Bench, executor: Any = None) -> asyncio.Task[ExecutionOutcome | None]:
-    return asyncio.create_task((executor or bench.executor()).run_next())
-
-
-def finished(run: asyncio.Task[ExecutionOutcome | None]) -> ExecutionOutcome | None:
-    """The outcome of a run that must have ended by now (a hang fails, it does not wait)."""
-    assert run.done(), "run_next is still running"
-    return run.result()
-
-
-def executor_lines(caplog: pytest.LogCaptureFixture) -> list[tuple[str, str]]:
-    return [(r.levelname, r.getMessage()) for r in caplog.records if r.name == EXECUTOR_LOG]
-
-
-def item_fields(caplog: pytest.LogCaptureFixture) -> list[tuple[object, object, object]]:
-    """The item fields of every executor line (None where a line lacks one)."""
-    return [
-        (getattr(r, "item_id", None), getattr(r, "kind", None), getattr(r, "attempt", None))
-        for r in caplog.records
-        if r.name == EXECUTOR_LOG
-    ]
+from application import (
+    TRUNCATION_MARKER,
+    ExecutionOutcome,
+    ExecutionStatus,
+    ExecutorSettings,
+    bound_error,
+)
+from domain import WorkContext, WorkStatus
 
 
-def unavailable(name: str, spy: StoreSpy) -> list[str]:
-    """Make ``name`` on ``spy`` always find the store unreachable; returns the call log."""
-    calls: list[str] = []
+class TestOutcomes:
+    async def test_a_handler_exception_fails_the_item_with_its_type_and_message_and_no_retry(
+        self, bench: Bench
+    ) -> None:
+        item_id = await bench.enqueue("a")
+        bench.script.fail_with("a", ValueError("the disk is full"))
+        executor = bench.executor()
 
-    async def refuse(*args: Any, **kwargs: Any) -> bool:
-        calls.append(name)
-        raise StoreUnavailableError("connection refused")
+        outcome = await executor.run_next()
 
-    setattr(spy, name, refuse)
-    return calls
+        assert outcome is not None
+        assert (outcome.status, outcome.error) == (
+            ExecutionStatus.FAILED,
+            "ValueError: the disk is full",
+        )
+        assert await executor.run_next() is None
+        item = await bench.item(item_id)
+        assert (item.status, item.error, item.attempt) == (
+            WorkStatus.FAILED,
+            "ValueError: the disk is full",
+            1,
+        )
+        assert item.finished_at == bench.clock.now()
 
+    async def test_a_handler_cancelled_by_something_else_fails_its_item(self, bench: Bench) -> None:
+        item_id = await bench.enqueue("a")
+        bench.script.fail_with("a", asyncio.CancelledError())
 
-@pytest.fixture
-def debug_log(caplog: pytest.LogCaptureFixture) -> pytest.LogCaptureFixture:
-    caplog.set_level(logging.DEBUG, logger=EXECUTOR_LOG)
-    return caplog
+        outcome = await bench.executor().run_next()
+
+        assert status_of(outcome) is ExecutionStatus.FAILED
+        error = (await bench.item(item_id)).error
+        assert error is not None
+        assert error.startswith("CancelledError: the handler was cancelled, not by this worker")
+
+    async def test_an_exception_without_a_message_is_stored_as_its_type(self, bench: Bench) -> None:
+        item_id = await bench.enqueue("a")
+        bench.script.fail_with("a", KeyError())
+
+        await bench.executor().run_next()
+
+        assert (await bench.item(item_id)).error == "KeyError"
+
+    async def test_a_payload_that_fails_validation_fails_its_item_naming_the_field(
+        self, bench: Bench
+    ) -> None:
+        bad = await bench.enqueue("a")
+        good = await bench.enqueue("b")
+        bench.corrupt_payload(bad, {"label": "a", "count": "many"})
+        executor = bench.executor()
+
+        first = await executor.run_next()
+        second = await executor.run_next()
+
+        assert status_of(first) is ExecutionStatus.FAILED
+        item = await bench.item(bad)
+        assert item.status is WorkStatus.FAILED
+        assert item.error == first.error
+        assert item.error is not None
+        assert "'alpha'" in item.error
+        assert "count: Input should be a valid integer" in item.error
+        assert second is not None
+        assert (second.item_id, second.status) == (
+            good,
+            ExecutionStatus.SUCCEEDED,
+        )
+        assert bench.script.started == ["b"]
+
+    async def test_a_handler_may_catch_a_refused_progress_report_and_carry_on(
+        self, bench: Bench
+    ) -> None:
+        refusals: list[str] = []
+
+        async def chatty(ctx: WorkContext) -> None:
+            try:
+                ctx.report_progress({"blob": "x" * 100})
+            except ValueError as error:
+                refusals.append(str(error))
+            ctx.report_progress({"ok": True})
+
+        bench.script.on("a", chatty)
+        item_id = await bench.enqueue("a")
+
+        outcome = await bench.executor(settings=ExecutorSettings(max_progress_bytes=64)).run_next()
+
+        assert status_of(outcome) is ExecutionStatus.SUCCEEDED
+        assert len(refusals) == 1
+        assert "max_progress_bytes" in refusals[0]
+        assert "64" in refusals[0]
+        assert (await bench.item(item_id)).progress == {"ok": True}
+
+    async def test_an_uncaught_progress_refusal_fails_the_item(self, bench: Bench) -> None:
+        async def careless(ctx: WorkContext) -> None:
+            ctx.report_progress({"seen": {1, 2}})  # type: ignore[dict-item]
+
+        bench.script.on("a", careless)
+        item_id = await bench.enqueue("a")
+
+        await bench.executor().run_next()
+
+        error = (await bench.item(item_id)).error
+        assert error is not None
+        assert error.startswith("ValueError: progress snapshot is not JSON")
+
+    async def test_a_complete_that_finds_the_lease_taken_is_a_lost_lease(
+        self, bench: Bench
+    ) -> None:
+        item_id = await bench.enqueue("a")
+        done = bench.script.block("a")
+        run = start(bench)
+        await bench.clock.settle()
+
+        bench.take_over(item_id)
+        done.set()
+        outcome = await run
+
+        assert status_of(outcome) is ExecutionStatus.LEASE_LOST
+        assert (await bench.item(item_id)).status is WorkStatus.RUNNING
 
 
 class TestOutcomesInFull:
@@ -117,7 +210,7 @@ class TestOutcomesInFull:
             ("WARNING", f"alpha item {item_id} failed (attempt 1): ValueError: no such room"),
         ]
         assert item_fields(debug_log)[2] == (item_id, "alpha", 1)
-        traceback = debug_log.records[1].exc_info
+        traceback = [r for r in debug_log.records if r.name == EXECUTOR_LOG][1].exc_info
         assert traceback is not None
         assert isinstance(traceback[1], ValueError)
         item = await bench.item(item_id)
@@ -287,149 +380,50 @@ class TestWritesThatFindTheLeaseGone:
         assert item_fields(debug_log)[-1] == (item_id, "alpha", 1)
 
 
-class TestWritesThatFindTheStoreUnreachable:
-    @pytest.mark.parametrize("write", ["complete", "fail", "release"])
-    async def test_an_outcome_write_given_up_is_abandoned_saying_what_and_how_often(
-        self, bench: Bench, debug_log: pytest.LogCaptureFixture, write: str
+class TestLogging:
+    async def test_each_outcome_is_one_line_with_the_item_in_structured_fields(
+        self, bench: Bench, caplog: pytest.LogCaptureFixture
     ) -> None:
-        if write == "fail":
-            bench.script.fail_with("a", ValueError("boom"))
-        if write == "release":
-            bench.script.block("a")
-        item_id = await bench.enqueue("a")
-        spy = StoreSpy(bench.store)
-        calls = unavailable(write, spy)
-        executor = bench.executor(store=spy)
-        run = start(bench, executor)
-        await bench.clock.settle()
-        if write == "release":
-            executor.stop()
-        await bench.clock.advance(60)
+        caplog.set_level(logging.DEBUG, logger="workqueue.executor")
+        ok = await bench.enqueue("ok")
+        bad = await bench.enqueue("bad")
+        bench.script.fail_with("bad", ValueError("nope"))
+        executor = bench.executor()
+        await executor.run_next()
+        await executor.run_next()
 
-        outcome = finished(run)
-        assert outcome == ExecutionOutcome(
-            item_id,
-            "alpha",
-            1,
-            ExecutionStatus.ABANDONED,
-            outcome.duration if outcome else 0.0,
-            "the store was unreachable",
-        )
-        lines = executor_lines(debug_log)
-        if write == "release":
-            # A stopping worker tries three times, then leaves the item to lease recovery.
-            assert len(calls) == 3
-            assert lines[-3:] == [
-                (
-                    "DEBUG",
-                    f"could not release alpha item {item_id}: connection refused; "
-                    "retrying in 0.05 s",
-                ),
-                (
-                    "DEBUG",
-                    f"could not release alpha item {item_id}: connection refused; "
-                    "retrying in 0.10 s",
-                ),
-                (
-                    "ERROR",
-                    f"could not release alpha item {item_id} after 3 tries: "
-                    "connection refused; lease recovery will requeue it",
-                ),
-            ]
-            assert outcome is not None
-            assert outcome.duration == pytest.approx(0.15)
-        else:
-            assert lines[-1][0] == "ERROR"
-            assert lines[-1][1].startswith(f"could not {write} alpha item {item_id} after ")
-            assert lines[-2] == (
-                "DEBUG",
-                f"could not {write} alpha item {item_id}: connection refused; retrying in 1.00 s",
-            )
-        retries = [
-            (getattr(r, "item_id", None), getattr(r, "kind", None), getattr(r, "attempt", None))
-            for r in debug_log.records
-            if r.getMessage().startswith("could not")
+        claimed, succeeded = [r for r in caplog.records if getattr(r, "item_id", None) == ok]
+        (failed,) = [
+            r
+            for r in caplog.records
+            if getattr(r, "item_id", None) == bad and r.levelno == logging.WARNING
         ]
-        assert set(retries) == {(item_id, "alpha", 1)}
+        assert (claimed.levelno, succeeded.levelno) == (logging.DEBUG, logging.DEBUG)
+        assert "claimed" in claimed.getMessage()
+        assert "succeeded" in succeeded.getMessage()
+        assert (succeeded.kind, succeeded.attempt) == ("alpha", 1)  # type: ignore[attr-defined]
+        assert "ValueError: nope" in failed.getMessage()
+        assert "\n" not in failed.getMessage()
 
-    async def test_retries_back_off_doubling_to_one_second_and_stop_when_the_lease_would_end(
-        self, bench: Bench, debug_log: pytest.LogCaptureFixture
-    ) -> None:
-        # A 3.55 s lease: the tries at 0, 0.05, 0.15, 0.35, 0.75, 1.55 and 2.55 s leave
-        # exactly one retry delay (1 s) before it ends, which is already too late.
+
+class TestErrorTexts:
+    async def test_a_long_error_is_cut_to_the_limit_and_marked_as_cut(self, bench: Bench) -> None:
         item_id = await bench.enqueue("a")
-        spy = StoreSpy(bench.store)
-        calls = unavailable("complete", spy)
-        settings = ExecutorSettings(heartbeat_interval=2, lease_duration=3.55)
-        run = start(bench, bench.executor(store=spy, settings=settings))
-        await bench.clock.advance(10)
+        bench.script.fail_with("a", RuntimeError("x" * 500))
 
-        outcome = finished(run)
-        assert outcome is not None
-        assert (outcome.status, outcome.duration) == (ExecutionStatus.ABANDONED, 2.55)
-        assert len(calls) == 7
-        delays = [
-            message.rsplit("retrying in ", 1)[1]
-            for level, message in executor_lines(debug_log)
-            if level == "DEBUG" and "retrying in" in message
-        ]
-        assert delays == ["0.05 s", "0.10 s", "0.20 s", "0.40 s", "0.80 s", "1.00 s"]
-        assert executor_lines(debug_log)[-1] == (
-            "ERROR",
-            f"could not complete alpha item {item_id} after 7 tries: connection refused; "
-            "lease recovery will requeue it",
-        )
+        await bench.executor(settings=ExecutorSettings(max_error_length=100)).run_next()
 
-    async def test_a_stop_while_an_outcome_write_is_retried_cuts_the_retries_short(
-        self, bench: Bench
-    ) -> None:
-        await bench.enqueue("a")
-        spy = StoreSpy(bench.store)
-        calls = unavailable("complete", spy)
-        executor = bench.executor(store=spy)
-        run = start(bench, executor)
-        await bench.clock.advance(0.05)
-        assert len(calls) == 2
+        error = (await bench.item(item_id)).error
+        assert error is not None
+        assert len(error) == 100
+        assert error.startswith("RuntimeError: xxx")
+        assert error.endswith(TRUNCATION_MARKER)
 
-        executor.stop()
-        await bench.clock.advance(1)
+    def test_an_error_exactly_at_the_limit_is_kept_whole(self) -> None:
+        assert bound_error("x" * 20, 20) == "x" * 20
 
-        outcome = finished(run)
-        assert outcome is not None
-        assert outcome.status is ExecutionStatus.ABANDONED
-        assert len(calls) == 3
+    def test_a_limit_no_longer_than_the_marker_cuts_without_the_marker(self) -> None:
+        limit = len(TRUNCATION_MARKER)
 
-
-class TestState:
-    async def test_a_new_executor_is_not_stopping_and_is_once_stopped(self, bench: Bench) -> None:
-        executor = bench.executor()
-        assert executor.stopping is False
-        executor.stop()
-        assert executor.stopping is True
-
-    async def test_after_one_item_the_executor_takes_the_next(self, bench: Bench) -> None:
-        await bench.enqueue("a")
-        await bench.enqueue("b")
-        executor = bench.executor()
-
-        first = await executor.run_next()
-        second = await executor.run_next()
-
-        assert (first, second) != (None, None)
-        assert bench.script.returned == ["a", "b"]
-
-    async def test_the_busy_refusal_says_why(self, bench: Bench) -> None:
-        await bench.enqueue("a")
-        done = bench.script.block("a")
-        executor = bench.executor()
-        run = start(bench, executor)
-        await bench.clock.settle()
-
-        with pytest.raises(RuntimeError) as raised:
-            await executor.run_next()
-
-        assert str(raised.value) == (
-            "run_next is already running: a WorkExecutor runs one item at a time"
-        )
-        done.set()
-        await run
+        assert bound_error("x" * 40, limit) == "x" * limit
+        assert bound_error("x" * 40, limit + 1) == "x" + TRUNCATION_MARKER

@@ -1,13 +1,15 @@
-"""The kind registry: exactly one payload and one handler per kind, or no registry at all."""
+"""The kind registry serves each kind with exactly one payload class and one handler, or
+refuses to exist; after that, dispatch is a lookup."""
 
 from __future__ import annotations
 
-from enum import Enum, StrEnum
+from enum import Enum, IntEnum, StrEnum
 from typing import Any
 
 import pytest
+from pydantic import Field, ValidationError
 
-from application import KindRegistry
+from application import KindRegistry, describe_validation_error
 from domain import (
     InvalidPayloadError,
     KindRegistryError,
@@ -181,6 +183,27 @@ class TestLookup:
         with pytest.raises(InvalidPayloadError, match="rooms: Field required"):
             chores().decode("sweep", {})
 
+    def test_dispatch_gives_the_kind_handler_and_its_decoded_payload(self) -> None:
+        mop = MopHandler()
+        registry = KindRegistry(Chore, [Sweep, Mop], [SweepHandler(), mop])
+
+        handler, payload = registry.dispatch("mop", {"bucket": "blue"})
+
+        assert handler is mop
+        assert payload == Mop(bucket="blue")
+
+    def test_dispatch_of_an_unknown_kind_is_refused_listing_the_known_ones(self) -> None:
+        with pytest.raises(UnknownKindError) as refused:
+            chores().dispatch("polish", {})
+
+        assert refused.value.known == ["mop", "sweep"]
+
+    def test_dispatch_of_a_payload_that_does_not_validate_is_refused_naming_the_field(
+        self,
+    ) -> None:
+        with pytest.raises(InvalidPayloadError, match="bucket: Field required"):
+            chores().dispatch("mop", {})
+
     def test_parse_json_builds_the_kind_payload_from_text(self) -> None:
         assert chores().parse_json("mop", '{"bucket": "blue"}') == Mop(bucket="blue")
 
@@ -188,3 +211,96 @@ class TestLookup:
     def test_text_that_is_not_a_json_object_is_an_invalid_payload(self, text: str) -> None:
         with pytest.raises(InvalidPayloadError, match="invalid payload for kind 'mop': payload: "):
             chores().parse_json("mop", text)
+
+
+class OneChore(StrEnum):
+    SWEEP = "sweep"
+
+
+class Sweeping(WorkPayload):
+    kind = OneChore.SWEEP
+
+    rooms: list[int] = Field(default_factory=list)
+    broom: str = "wide"
+
+
+class SweepingHandler(WorkHandler[Sweeping]):
+    async def handle(self, payload: Sweeping, ctx: WorkContext) -> None:
+        return None
+
+
+def refusal_of(kinds: type[Enum], payloads: list[Any], handlers: list[Any]) -> str:
+    with pytest.raises(KindRegistryError) as refused:
+        KindRegistry(kinds, payloads, handlers)
+    return str(refused.value)
+
+
+class TestRefusalsInFull:
+    def test_a_kind_enum_with_a_number_value_is_refused_naming_the_member(self) -> None:
+        class Numbered(IntEnum):
+            ONE = 1
+
+        assert refusal_of(Numbered, [], []) == (
+            "cannot build the kind registry for "
+            "TestRefusalsInFull.test_a_kind_enum_with_a_number_value_is_refused_naming_the_member."
+            "<locals>.Numbered: "
+            "kind <Numbered.ONE: 1> must have a string value, not int"
+        )
+
+    def test_something_that_is_not_a_payload_class_is_refused_by_its_repr(self) -> None:
+        message = refusal_of(OneChore, [Sweeping, "Sweeping"], [SweepingHandler()])
+
+        assert message == (
+            "cannot build the kind registry for OneChore: 'Sweeping' is not a WorkPayload subclass"
+        )
+
+    def test_something_that_is_not_a_handler_is_refused_by_its_repr(self) -> None:
+        message = refusal_of(OneChore, [Sweeping], [SweepingHandler(), "handler"])
+
+        assert (
+            message == "cannot build the kind registry for OneChore: 'handler' is not a WorkHandler"
+        )
+
+    def test_every_problem_is_listed_separated_by_semicolons(self) -> None:
+        message = refusal_of(OneChore, [Sweeping], [SweepingHandler(), UntypedHandler(), 5])
+
+        assert message == (
+            "cannot build the kind registry for OneChore: "
+            "handler UntypedHandler has no payload_type; "
+            "declare it as a subclass of WorkHandler[SomePayload]; "
+            "5 is not a WorkHandler"
+        )
+
+
+class TestPayloadsThatDoNotValidate:
+    def test_a_nested_field_is_named_by_its_dotted_path_and_each_failure_is_listed(self) -> None:
+        registry = KindRegistry(OneChore, [Sweeping], [SweepingHandler()])
+
+        with pytest.raises(InvalidPayloadError) as refused:
+            registry.decode("sweep", {"rooms": [1, "two"], "broom": 3})
+
+        assert refused.value.detail == (
+            "rooms.1: Input should be a valid integer, unable to parse string as an integer; "
+            "broom: Input should be a valid string"
+        )
+
+    def test_a_validation_error_reads_as_field_and_reason(self) -> None:
+        class Strict(WorkPayload):
+            kind = OneChore.SWEEP
+
+            rooms: int
+
+        with pytest.raises(ValidationError) as raised:
+            Strict.model_validate({"rooms": "x"})
+
+        assert describe_validation_error(raised.value) == (
+            "rooms: Input should be a valid integer, unable to parse string as an integer"
+        )
+
+
+class TestMembership:
+    def test_a_registry_contains_exactly_its_kind_names(self) -> None:
+        registry = KindRegistry(OneChore, [Sweeping], [SweepingHandler()])
+
+        assert "sweep" in registry
+        assert "mop" not in registry

@@ -1,9 +1,6 @@
-"""The executor's combined path: complete one item and claim the next in one store call.
-
-A worker that runs item after item passes ``claim_next=True``: a success is then
-completed together with the next item's claim, the executor holds that item for
-its next run, and whatever ends the run hands a held item back.
-"""
+"""A worker that runs item after item completes each success and claims the next
+item in one store call; the executor holds that item for its next run, and whatever
+ends the run hands a held item back."""
 
 from __future__ import annotations
 
@@ -12,8 +9,13 @@ from collections.abc import Collection
 from datetime import timedelta
 from typing import Any
 
-from service_bench import Bench, StoreSpy, status_of
+from service_bench import (
+    Bench,
+    StoreSpy,
+    status_of,
+)
 
+from adapters.memory import InMemoryWorkStore
 from application import ExecutionStatus
 from domain import (
     Lease,
@@ -25,26 +27,24 @@ from domain import (
 from domain.store import WorkStore
 
 
-class PlainStore:
-    """A store that only matches the port structurally: no complete_and_claim of its own."""
+class PlainStore(InMemoryWorkStore):
+    """The in-memory store with the port's own complete_and_claim: complete, then claim."""
 
-    def __init__(self, inner: WorkStore) -> None:
-        self.inner = inner
+    complete_and_claim = WorkStore.complete_and_claim
+
+    def __init__(self, bench: Bench) -> None:
+        super().__init__(bench.state, bench.clock)
         self.calls: list[str] = []
 
     async def claim(
         self, kinds: Collection[str], *, worker_id: str, lease_duration: timedelta
     ) -> WorkItem | None:
         self.calls.append("claim")
-        return await self.inner.claim(kinds, worker_id=worker_id, lease_duration=lease_duration)
+        return await super().claim(kinds, worker_id=worker_id, lease_duration=lease_duration)
 
     async def complete(self, lease: Lease, *, progress: Any) -> bool:
         self.calls.append("complete")
-        return await self.inner.complete(lease, progress=progress)
-
-    async def release(self, lease: Lease, *, progress: Any) -> bool:
-        self.calls.append("release")
-        return await self.inner.release(lease, progress=progress)
+        return await super().complete(lease, progress=progress)
 
 
 async def status(bench: Bench, item_id: int) -> tuple[WorkStatus, int, int]:
@@ -130,7 +130,7 @@ class TestClaimNext:
     ) -> None:
         first = await bench.enqueue("a")
         second = await bench.enqueue("b")
-        plain = PlainStore(bench.store)
+        plain = PlainStore(bench)
         executor = bench.executor(store=plain)
 
         await executor.run_next(claim_next=True)
@@ -282,3 +282,65 @@ class TestReleasingTheHeldItem:
         assert status_of(outcome) is ExecutionStatus.ABANDONED
         assert spy.count("release") == 3
         assert await status(bench, second) == (WorkStatus.RUNNING, 1, 0)
+
+
+class TestTheProgressEachItemKeeps:
+    async def test_a_success_completed_with_the_next_claim_keeps_the_progress_it_reported(
+        self,
+        bench: Bench,
+    ) -> None:
+        first = await bench.enqueue("a")
+        await bench.enqueue("b")
+
+        async def report(ctx: WorkContext) -> None:
+            ctx.report_progress({"done": 1})
+
+        bench.script.on("a", report)
+        executor = bench.executor()
+
+        await executor.run_next(claim_next=True)
+
+        item = await bench.item(first)
+        assert (item.status, item.progress) == (WorkStatus.SUCCEEDED, {"done": 1})
+        assert executor.holding is True
+
+    async def test_a_held_item_handed_back_keeps_the_progress_of_its_earlier_attempt(
+        self,
+        bench: Bench,
+    ) -> None:
+        await bench.enqueue("a")
+        second = await bench.enqueue("b")
+        first_lease = (await bench.claim_as_dead_worker()).lease
+        second_lease = (await bench.claim_as_dead_worker()).lease
+        await bench.store.release(second_lease, progress={"step": 2})
+        await bench.store.release(first_lease, progress=None)
+        executor = bench.executor()
+        await executor.run_next(claim_next=True)
+        assert executor.holding is True
+
+        await executor.release_held()
+
+        item = await bench.item(second)
+        assert (item.status, item.progress) == (WorkStatus.QUEUED, {"step": 2})
+
+    async def test_a_caller_cancelled_after_its_handler_returned_completes_and_claims_nothing_along(
+        self,
+        bench: Bench,
+    ) -> None:
+        first = await bench.enqueue("a")
+        second = await bench.enqueue("b")
+        executor = bench.executor()
+        run: asyncio.Task[object] | None = None
+
+        async def cancel_the_caller_then_return(ctx: WorkContext) -> None:
+            assert run is not None
+            run.cancel()
+
+        bench.script.on("a", cancel_the_caller_then_return)
+        run = asyncio.create_task(executor.run_next(claim_next=True))
+        await bench.clock.settle()
+
+        assert run.cancelled()
+        assert (await bench.item(first)).status is WorkStatus.SUCCEEDED
+        assert (await bench.item(second)).status is WorkStatus.QUEUED
+        assert executor.holding is False

@@ -1,4 +1,5 @@
-"""The scheduler: a periodic kind is enqueued when the table says it is due, once."""
+"""The scheduler enqueues each periodic kind the table says is due, with its dedup key,
+and says per kind what it did."""
 
 from __future__ import annotations
 
@@ -8,9 +9,9 @@ from collections.abc import Awaitable, Callable, Sequence
 from datetime import timedelta
 
 import pytest
-from service_bench import Bench
+from service_bench import AlphaJob, Bench
 
-from application import ScheduleStatus, WorkScheduler
+from application import ScheduleOutcome, ScheduleStatus, WorkScheduler
 from domain import (
     EnqueueRequest,
     EnqueueResult,
@@ -22,6 +23,12 @@ from domain import (
 )
 
 HOURLY = timedelta(hours=1)
+
+
+SCHEDULER_LOG = "workqueue.scheduler"
+
+
+HOURLY_TICK = WorkSchedule(payload=AlphaJob(label="tick"), interval=timedelta(hours=1))
 
 
 def hourly(bench: Bench, label: str = "tick", *, beta: bool = False) -> WorkSchedule:
@@ -61,6 +68,42 @@ class ScriptedQueue:
 
     async def enqueue_if_due(self, schedule: WorkSchedule) -> EnqueueResult | None:
         return await self.script(schedule)
+
+
+class AnsweringQueue:
+    """A WorkQueue whose enqueue_if_due gives one scripted answer (or raises it)."""
+
+    def __init__(self, answer: EnqueueResult | Exception | None) -> None:
+        self.answer = answer
+
+    async def enqueue(self, payload: WorkPayload, *, dedup_key: str | None = None) -> EnqueueResult:
+        raise AssertionError("the scheduler enqueues only through enqueue_if_due")
+
+    async def enqueue_many(self, requests: Sequence[EnqueueRequest]) -> list[EnqueueResult]:
+        raise AssertionError("the scheduler enqueues only through enqueue_if_due")
+
+    async def enqueue_if_due(self, schedule: WorkSchedule) -> EnqueueResult | None:
+        if isinstance(self.answer, Exception):
+            raise self.answer
+        return self.answer
+
+
+def scheduler_lines(caplog: pytest.LogCaptureFixture) -> list[tuple[str, str, dict[str, object]]]:
+    return [
+        (
+            r.levelname,
+            r.getMessage(),
+            {key: getattr(r, key) for key in ("kind", "item_id") if hasattr(r, key)},
+        )
+        for r in caplog.records
+        if r.name == SCHEDULER_LOG
+    ]
+
+
+@pytest.fixture
+def info_log(caplog: pytest.LogCaptureFixture) -> pytest.LogCaptureFixture:
+    caplog.set_level("INFO", logger=SCHEDULER_LOG)
+    return caplog
 
 
 class TestDueness:
@@ -234,3 +277,55 @@ class TestSchedules:
         assert (beta.status, beta.item_id) == (ScheduleStatus.ABSORBED, item_id)
         assert f"periodic alpha enqueued as item {alpha.item_id}" in caplog.text
         assert f"periodic beta absorbed by queued item {item_id}" in caplog.text
+
+
+class TestOutcomesAndLogLines:
+    async def test_a_kind_that_is_not_due_is_named_in_its_outcome_and_not_logged(
+        self,
+        info_log: pytest.LogCaptureFixture,
+    ) -> None:
+        outcomes = await WorkScheduler(AnsweringQueue(None), [HOURLY_TICK]).run_once()
+
+        assert outcomes == [ScheduleOutcome("alpha", ScheduleStatus.NOT_DUE)]
+        assert scheduler_lines(info_log) == []
+
+    async def test_an_enqueued_kind_is_one_line_with_its_item(
+        self,
+        info_log: pytest.LogCaptureFixture,
+    ) -> None:
+        queue = AnsweringQueue(EnqueueResult(id=7, created=True))
+
+        outcomes = await WorkScheduler(queue, [HOURLY_TICK]).run_once()
+
+        assert outcomes == [ScheduleOutcome("alpha", ScheduleStatus.ENQUEUED, item_id=7)]
+        assert scheduler_lines(info_log) == [
+            ("INFO", "periodic alpha enqueued as item 7", {"kind": "alpha", "item_id": 7})
+        ]
+
+    async def test_an_absorbed_kind_is_one_line_naming_the_item_that_absorbed_it(
+        self,
+        info_log: pytest.LogCaptureFixture,
+    ) -> None:
+        queue = AnsweringQueue(EnqueueResult(id=4, created=False))
+
+        outcomes = await WorkScheduler(queue, [HOURLY_TICK]).run_once()
+
+        assert outcomes == [ScheduleOutcome("alpha", ScheduleStatus.ABSORBED, item_id=4)]
+        assert scheduler_lines(info_log) == [
+            ("INFO", "periodic alpha absorbed by queued item 4", {"kind": "alpha", "item_id": 4})
+        ]
+
+    async def test_a_failed_pass_is_one_warning_with_the_error(
+        self,
+        info_log: pytest.LogCaptureFixture,
+    ) -> None:
+        queue = AnsweringQueue(StoreUnavailableError("connection refused"))
+
+        outcomes = await WorkScheduler(queue, [HOURLY_TICK]).run_once()
+
+        assert outcomes == [
+            ScheduleOutcome("alpha", ScheduleStatus.ERROR, error="connection refused")
+        ]
+        assert scheduler_lines(info_log) == [
+            ("WARNING", "periodic alpha not scheduled: connection refused", {"kind": "alpha"})
+        ]

@@ -1,0 +1,89 @@
+"""The lease supervisor: a claimed item's handler runs beside the heartbeat keeping its lease.
+
+:meth:`LeaseSupervisor.run` waits for a handler's task with a
+:class:`~application.heartbeat.LeaseKeeper` beside it, and stops the keeper once
+the handler is done. How the lease fared is on the claim
+(:attr:`~application.claim.Claim.lost`); how the handler fared is its task's. What
+the item comes to is the executor's to decide (:func:`~application.verdict.verdict`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import timedelta
+
+from application.claim import Claim
+from application.context import ExecutionContext
+from application.heartbeat import LeaseKeeper
+from domain import Clock, WorkStore
+
+__all__ = ["LeaseSupervisor"]
+
+
+class LeaseSupervisor:
+    """Runs each handler task beside a heartbeat that keeps its item's lease.
+
+    :param store: where the heartbeats are written.
+    :param clock: what the heartbeats are timed on.
+    :param heartbeat_interval: how often a running item's lease is renewed.
+    :param lease_duration: what each heartbeat secures the item for.
+    """
+
+    __slots__ = ("_clock", "_heartbeat_interval", "_lease_duration", "_store")
+
+    def __init__(
+        self,
+        store: WorkStore,
+        clock: Clock,
+        *,
+        heartbeat_interval: timedelta,
+        lease_duration: timedelta,
+    ) -> None:
+        self._store = store
+        self._clock = clock
+        self._heartbeat_interval = heartbeat_interval
+        self._lease_duration = lease_duration
+
+    async def run(
+        self, claim: Claim, handler: asyncio.Task[None], context: ExecutionContext
+    ) -> None:
+        """Wait until ``handler`` is done, whatever its outcome, keeping the claim's lease.
+
+        Call it just after the handler's task was created. If the lease is lost
+        meanwhile, the handler is cancelled and this still waits for it to end.
+
+        :raises asyncio.CancelledError: if the task awaiting this is cancelled; the
+            handler was then cancelled too and has ended.
+        """
+        keeper = LeaseKeeper(
+            self._store,
+            self._clock,
+            claim,
+            handler=handler,
+            context=context,
+            interval=self._heartbeat_interval,
+            lease_duration=self._lease_duration,
+        )
+        keeper.start()
+        try:
+            await _finished(handler)
+        except asyncio.CancelledError:
+            keeper.stop()
+            handler.cancel()
+            await asyncio.wait((handler,))
+            raise
+        finally:
+            keeper.stop()
+
+
+def _finished(task: asyncio.Task[None]) -> asyncio.Future[None]:
+    """A future that is done once ``task`` is, whatever its outcome; cancelling it
+    leaves ``task`` running. What ``asyncio.wait`` on one task does, for less."""
+    finished = task.get_loop().create_future()
+
+    def wake(_: asyncio.Task[None]) -> None:
+        if not finished.done():
+            finished.set_result(None)
+
+    task.add_done_callback(wake)
+    return finished
