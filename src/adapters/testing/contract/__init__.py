@@ -16,8 +16,11 @@ This package imports pytest and Hypothesis.
 
 from __future__ import annotations
 
-from adapters.testing.contract.backdoor import Backdoor
+# First: names every other module of the kit for pytest's assertion rewriting.
+from adapters.testing.contract import _assertions  # noqa: F401  # isort: skip
+from adapters.testing.contract.backdoor import Backdoor, RowLockingBackdoor
 from adapters.testing.contract.backdoor_check import BackdoorContract
+from adapters.testing.contract.capabilities import StoreCapabilities, skip_unless_refresh_tokens
 from adapters.testing.contract.claim import ClaimContract
 from adapters.testing.contract.complete_and_claim import CompleteAndClaimContract
 from adapters.testing.contract.dedup_on_return import DedupOnReturnContract
@@ -27,9 +30,15 @@ from adapters.testing.contract.enqueue_if_due import EnqueueIfDueContract
 from adapters.testing.contract.fencing import FencingContract
 from adapters.testing.contract.finish import FinishContract
 from adapters.testing.contract.fixtures import ContractFixtures, QueueFactory, StoreFactory
+from adapters.testing.contract.hang import HANG_AFTER_SECONDS, HangGuard, fail_if_hung
 from adapters.testing.contract.heartbeat import HeartbeatContract
 from adapters.testing.contract.kinds import AlphaJob, BetaJob, ContractKind, GammaJob
 from adapters.testing.contract.listing import ListingContract
+from adapters.testing.contract.memory import (
+    MemoryBackdoor,
+    MemoryContractFixtures,
+    open_memory_subject,
+)
 from adapters.testing.contract.model import QueueModel, stalled_error, superseded_error
 from adapters.testing.contract.purge import PurgeContract
 from adapters.testing.contract.recovery import RecoveryContract
@@ -45,6 +54,7 @@ from adapters.testing.contract.tokens import RefreshTokenContract
 
 __all__ = [
     "DEFAULT_SETTINGS",
+    "HANG_AFTER_SECONDS",
     "LEASE",
     "MAX_STALLS",
     "AlphaJob",
@@ -62,17 +72,25 @@ __all__ = [
     "FencingContract",
     "FinishContract",
     "GammaJob",
+    "HangGuard",
     "HeartbeatContract",
     "ListingContract",
+    "MemoryBackdoor",
+    "MemoryContractFixtures",
     "PurgeContract",
     "QueueFactory",
     "QueueModel",
     "RecoveryContract",
     "RefreshTokenContract",
     "ReleaseContract",
+    "RowLockingBackdoor",
+    "StoreCapabilities",
     "StoreFactory",
     "StoreSubject",
     "WorkQueueContractSuite",
+    "fail_if_hung",
+    "open_memory_subject",
+    "skip_unless_refresh_tokens",
     "stalled_error",
     "store_state_machine",
     "superseded_error",

@@ -8,6 +8,7 @@ import pytest
 
 from adapters.testing.clock import FakeClock
 from adapters.testing.contract.backdoor import Backdoor
+from adapters.testing.contract.capabilities import StoreCapabilities
 from domain import RefreshTokenStore, WorkQueue, WorkStore
 
 __all__ = ["ContractFixtures", "QueueFactory", "StoreFactory"]
@@ -86,3 +87,12 @@ class ContractFixtures:
     def backdoor(self) -> Backdoor:
         """Sets up and reads the same data without the API under test."""
         raise _missing("backdoor")
+
+    @pytest.fixture
+    def capabilities(self) -> StoreCapabilities:
+        """What the adapter takes part in; by default everything (see StoreCapabilities).
+
+        Override it to declare, say, ``StoreCapabilities(refresh_tokens=False)``:
+        the tests that need what is missing are then skipped, with the reason.
+        """
+        return StoreCapabilities()

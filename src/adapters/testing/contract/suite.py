@@ -11,6 +11,7 @@ from adapters.testing.contract.enqueue import EnqueueContract
 from adapters.testing.contract.enqueue_if_due import EnqueueIfDueContract
 from adapters.testing.contract.fencing import FencingContract
 from adapters.testing.contract.finish import FinishContract
+from adapters.testing.contract.hang import HangGuard
 from adapters.testing.contract.heartbeat import HeartbeatContract
 from adapters.testing.contract.listing import ListingContract
 from adapters.testing.contract.purge import PurgeContract
@@ -37,6 +38,7 @@ class WorkQueueContractSuite(
     PurgeContract,
     RefreshTokenContract,
     ListingContract,
+    HangGuard,
 ):
     """The whole kit: subclass it together with your fixtures to run every contract test.
 

@@ -1,45 +1,33 @@
-"""The PostgreSQL back door: the contract kit's Backdoor as plain SQL on the tables.
+"""The PostgreSQL back door: the kit's Backdoor as plain SQL on the documented tables.
 
-It shares nothing with the adapter under test but the table layout: its own
-statements, its own row reading. Inserting through it is how the kit sets up rows
-the API would never make on its own (finished items, expired leases, odd ids).
+Any store over ``work_items`` and ``refresh_tokens`` as DESIGN.md and
+``docs/schema.sql`` lay them out can use it, ours or not: it shares nothing
+with the adapter under test but the table layout (its own statements, in
+``backdoor.sql``, and its own row reading). Inserting through it is how the kit
+sets up rows the API would never make (finished items, expired leases).
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from datetime import datetime
+from importlib.resources import files
 from typing import Any
 
 import asyncpg
 from pydantic import JsonValue
 
-from adapters.testing import FakeClock
-from domain import WorkItem, WorkStatus, kind_name
+from adapters.postgres.sql import parse_statements
+from domain import Clock, WorkItem, WorkStatus, kind_name
 
 __all__ = ["PostgresBackdoor"]
 
-_INSERT_ITEM = """
-INSERT INTO work_items (
-    kind, payload, status, attempt, stalls, dedup_key, enqueued_at, started_at,
-    heartbeat_at, lease_expires_at, finished_at, worker_id, progress, error
+_SQL = parse_statements(
+    "backdoor.sql",
+    files("adapters.testing.postgres").joinpath("backdoor.sql").read_text(encoding="utf-8"),
 )
-VALUES ($1, $2::text::jsonb, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13::text::jsonb, $14)
-RETURNING id
-"""
-_ITEM_COLUMNS = """
-id, kind, payload::text AS payload, status, attempt, stalls, dedup_key, enqueued_at,
-started_at, heartbeat_at, lease_expires_at, finished_at, worker_id,
-progress::text AS progress, error
-"""
-_READ_ITEM = f"SELECT {_ITEM_COLUMNS} FROM work_items WHERE id = $1"
-_ALL_ITEMS = f"SELECT {_ITEM_COLUMNS} FROM work_items ORDER BY id"
-_INSERT_TOKEN = """
-INSERT INTO refresh_tokens (user_id, token_hash, created_at, expires_at, revoked_at)
-VALUES ($1, $2, $3, $4, $5)
-RETURNING id
-"""
-_TOKEN_HASHES = "SELECT token_hash FROM refresh_tokens"
 
 
 class PostgresBackdoor:
@@ -47,12 +35,14 @@ class PostgresBackdoor:
 
     JSON travels as text here, so the back door does not lean on the pool's JSON
     codecs either: a SQL ``null`` progress reads back as None, like a JSON one.
+    It is a :class:`~adapters.testing.contract.RowLockingBackdoor`: it can hold a
+    row lock for the claim contract's skip-locked test.
 
-    :param pool: a pool on the database under test.
+    :param pool: a pool on the database under test (any asyncpg pool; no codecs needed).
     :param clock: where ``enqueued_at`` comes from when not given.
     """
 
-    def __init__(self, pool: asyncpg.Pool, clock: FakeClock) -> None:
+    def __init__(self, pool: asyncpg.Pool, clock: Clock) -> None:
         self._pool = pool
         self._clock = clock
 
@@ -75,7 +65,7 @@ class PostgresBackdoor:
         error: str | None = None,
     ) -> int:
         item_id: int = await self._pool.fetchval(
-            _INSERT_ITEM,
+            _SQL["insert_item"],
             kind_name(kind),
             json.dumps({} if payload is None else payload),
             WorkStatus(status).value,
@@ -94,11 +84,27 @@ class PostgresBackdoor:
         return item_id
 
     async def read_item(self, item_id: int) -> WorkItem | None:
-        row = await self._pool.fetchrow(_READ_ITEM, item_id)
+        row = await self._pool.fetchrow(_SQL["read_item"], item_id)
         return None if row is None else _item(row)
 
     async def all_items(self) -> list[WorkItem]:
-        return [_item(row) for row in await self._pool.fetch(_ALL_ITEMS)]
+        return [_item(row) for row in await self._pool.fetch(_SQL["all_items"])]
+
+    @asynccontextmanager
+    async def lock_item(self, item_id: int) -> AsyncIterator[None]:
+        """Hold ``SELECT ... FOR UPDATE`` on the item's row until the block exits.
+
+        :raises LookupError: if there is no such item.
+        """
+        async with self._pool.acquire() as connection:
+            transaction = connection.transaction()
+            await transaction.start()
+            try:
+                if await connection.fetchval(_SQL["lock_item"], item_id) is None:
+                    raise LookupError(f"no work item {item_id} to lock")
+                yield
+            finally:
+                await transaction.rollback()
 
     async def insert_refresh_token(
         self,
@@ -110,12 +116,12 @@ class PostgresBackdoor:
         revoked_at: datetime | None = None,
     ) -> int:
         token_id: int = await self._pool.fetchval(
-            _INSERT_TOKEN, user_id, token_hash, created_at, expires_at, revoked_at
+            _SQL["insert_refresh_token"], user_id, token_hash, created_at, expires_at, revoked_at
         )
         return token_id
 
     async def refresh_token_hashes(self) -> set[str]:
-        return {row["token_hash"] for row in await self._pool.fetch(_TOKEN_HASHES)}
+        return {row["token_hash"] for row in await self._pool.fetch(_SQL["refresh_token_hashes"])}
 
 
 def _item(row: asyncpg.Record) -> WorkItem:
