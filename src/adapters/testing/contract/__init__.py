@@ -18,6 +18,7 @@ from __future__ import annotations
 
 # First: names every other module of the kit for pytest's assertion rewriting.
 from adapters.testing.contract import _assertions  # noqa: F401  # isort: skip
+from adapters.testing.contract.absorb import AbsorbContract
 from adapters.testing.contract.backdoor import Backdoor, RowLockingBackdoor
 from adapters.testing.contract.backdoor_check import BackdoorContract
 from adapters.testing.contract.capabilities import StoreCapabilities, skip_unless_refresh_tokens
@@ -33,6 +34,7 @@ from adapters.testing.contract.fixtures import ContractFixtures, QueueFactory, S
 from adapters.testing.contract.hang import HANG_AFTER_SECONDS, HangGuard, fail_if_hung
 from adapters.testing.contract.heartbeat import HeartbeatContract
 from adapters.testing.contract.kinds import AlphaJob, BetaJob, ContractKind, GammaJob
+from adapters.testing.contract.lease_duration import LeaseDurationContract
 from adapters.testing.contract.listing import ListingContract
 from adapters.testing.contract.memory import (
     MemoryBackdoor,
@@ -57,6 +59,7 @@ __all__ = [
     "HANG_AFTER_SECONDS",
     "LEASE",
     "MAX_STALLS",
+    "AbsorbContract",
     "AlphaJob",
     "Backdoor",
     "BackdoorContract",
@@ -74,6 +77,7 @@ __all__ = [
     "GammaJob",
     "HangGuard",
     "HeartbeatContract",
+    "LeaseDurationContract",
     "ListingContract",
     "MemoryBackdoor",
     "MemoryContractFixtures",
