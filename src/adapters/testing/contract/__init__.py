@@ -42,12 +42,15 @@ from adapters.testing.contract.memory import (
     open_memory_subject,
 )
 from adapters.testing.contract.model import QueueModel, stalled_error, superseded_error
+from adapters.testing.contract.model_check import MODEL_CHECK_SETTINGS, ModelContract
 from adapters.testing.contract.purge import PurgeContract
 from adapters.testing.contract.recovery import RecoveryContract
 from adapters.testing.contract.release import ReleaseContract
 from adapters.testing.contract.state_machine import (
     DEFAULT_SETTINGS,
+    StoreRules,
     StoreSubject,
+    seeded_state_machine,
     store_state_machine,
 )
 from adapters.testing.contract.steps import LEASE, MAX_STALLS
@@ -59,6 +62,7 @@ __all__ = [
     "HANG_AFTER_SECONDS",
     "LEASE",
     "MAX_STALLS",
+    "MODEL_CHECK_SETTINGS",
     "AbsorbContract",
     "AlphaJob",
     "Backdoor",
@@ -81,6 +85,7 @@ __all__ = [
     "ListingContract",
     "MemoryBackdoor",
     "MemoryContractFixtures",
+    "ModelContract",
     "PurgeContract",
     "QueueFactory",
     "QueueModel",
@@ -90,10 +95,12 @@ __all__ = [
     "RowLockingBackdoor",
     "StoreCapabilities",
     "StoreFactory",
+    "StoreRules",
     "StoreSubject",
     "WorkQueueContractSuite",
     "fail_if_hung",
     "open_memory_subject",
+    "seeded_state_machine",
     "skip_unless_refresh_tokens",
     "stalled_error",
     "store_state_machine",

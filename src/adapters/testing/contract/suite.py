@@ -16,6 +16,7 @@ from adapters.testing.contract.hang import HangGuard
 from adapters.testing.contract.heartbeat import HeartbeatContract
 from adapters.testing.contract.lease_duration import LeaseDurationContract
 from adapters.testing.contract.listing import ListingContract
+from adapters.testing.contract.model_check import ModelContract
 from adapters.testing.contract.purge import PurgeContract
 from adapters.testing.contract.recovery import RecoveryContract
 from adapters.testing.contract.release import ReleaseContract
@@ -42,6 +43,7 @@ class WorkQueueContractSuite(
     ListingContract,
     AbsorbContract,
     LeaseDurationContract,
+    ModelContract,
     HangGuard,
 ):
     """The whole kit: subclass it together with your fixtures to run every contract test.
