@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from typing import ClassVar
 
 import pytest
 
@@ -88,11 +89,15 @@ class ContractFixtures:
         """Sets up and reads the same data without the API under test."""
         raise _missing("backdoor")
 
+    store_capabilities: ClassVar[StoreCapabilities] = StoreCapabilities()
+    """What the adapter takes part in; by default everything (see StoreCapabilities).
+
+    Set it on the fixtures class to declare, say,
+    ``StoreCapabilities(refresh_tokens=False)``: the tests that need what is
+    missing are then skipped, with the reason.
+    """
+
     @pytest.fixture
     def capabilities(self) -> StoreCapabilities:
-        """What the adapter takes part in; by default everything (see StoreCapabilities).
-
-        Override it to declare, say, ``StoreCapabilities(refresh_tokens=False)``:
-        the tests that need what is missing are then skipped, with the reason.
-        """
-        return StoreCapabilities()
+        """:attr:`store_capabilities`, for the tests; override it to decide per test."""
+        return self.store_capabilities

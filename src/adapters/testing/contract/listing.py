@@ -230,10 +230,18 @@ class ListingContract:
         self, queue: WorkQueue, store: WorkStore, backdoor: Backdoor
     ) -> None:
         enqueued = await queue.enqueue(AlphaJob(number=8))
+        running = await claim(store)
+        assert await store.heartbeat(running.lease, progress={"done": [1]}, lease_duration=LEASE)
         item = await store.get(enqueued.id)
+        (listed,) = await store.list_items()
         assert item is not None
 
         item.payload["number"] = 9
+        assert isinstance(item.progress, dict)
+        item.progress["done"] = [2]
+        listed.payload["number"] = 10
+        assert isinstance(listed.progress, dict)
+        listed.progress["done"].append(3)
 
         stored = await backdoor.read_item(enqueued.id)
         assert stored is not None
@@ -292,6 +300,9 @@ class ListingContract:
 
         assert [item.id for item in oldest] == ids[:2]
         assert [item.id for item in newest] == ids[::-1][:2]
+        assert await store.list_items(limit=1) == oldest[:1]
+        assert await store.list_items(limit=0) == []
+        assert await store.list_items(limit=0, newest_first=True) == []
 
     async def test_an_empty_store_lists_and_counts_nothing(self, store: WorkStore) -> None:
         assert await store.list_items() == []
