@@ -241,7 +241,9 @@ class ListingContract:
         item.progress["done"] = [2]
         listed.payload["number"] = 10
         assert isinstance(listed.progress, dict)
-        listed.progress["done"].append(3)
+        listed_done = listed.progress["done"]
+        assert isinstance(listed_done, list)
+        listed_done.append(3)
 
         stored = await backdoor.read_item(enqueued.id)
         assert stored is not None

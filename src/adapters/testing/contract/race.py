@@ -12,9 +12,10 @@ other. The kit takes chance out of it in three ways:
 - **Repetitions.** A round is repeated many times (``race_rounds``), each from
   a fresh start, and one bad round fails the test. Measured against stores
   with the bug on this project's 2-core machine, quiet and with every core busy
-  (docs/adr/0013), the unlocked claim shares an item in nearly every round and
-  the unlocked enqueue-if-due doubles an item in well over a third of them:
-  with the default rounds a broken store passes with odds below one in a million.
+  (docs/adr/0013), a claim without ``FOR UPDATE SKIP LOCKED`` shares an item
+  in nearly every round, and an enqueue-if-due without the kind's lock doubles
+  an item in a fifth (busy) to a half (usual load) of them: with the default
+  rounds such a store passes with odds below one in a million.
 - **Locks held from outside**, where a back door can hold one
   (:class:`~adapters.testing.contract.RowLockingBackdoor`): a claim must pass
   over a row another transaction has locked, which is deterministic, with no
