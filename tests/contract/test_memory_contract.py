@@ -5,5 +5,9 @@ from __future__ import annotations
 from adapters.testing.contract import MemoryContractFixtures, WorkQueueContractSuite
 
 
-class TestInMemoryAdapter(WorkQueueContractSuite, MemoryContractFixtures):
+class MemoryFixtures(MemoryContractFixtures):
+    """Every fake on one fresh InMemoryState and one FakeClock per test (the kit's fixtures)."""
+
+
+class TestInMemoryAdapter(WorkQueueContractSuite, MemoryFixtures):
     pass

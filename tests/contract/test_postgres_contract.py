@@ -14,7 +14,11 @@ from adapters.testing.contract import WorkQueueContractSuite, store_state_machin
 from adapters.testing.postgres import PostgresContractFixtures, PostgresSubjects
 
 
-class TestPostgresAdapter(WorkQueueContractSuite, PostgresContractFixtures):
+class PostgresFixtures(PostgresContractFixtures):
+    """Every adapter on one fresh database and one FakeClock per test (the kit's fixtures)."""
+
+
+class TestPostgresAdapter(WorkQueueContractSuite, PostgresFixtures):
     pass
 
 
