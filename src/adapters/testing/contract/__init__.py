@@ -76,6 +76,7 @@ from adapters.testing.contract.state_machine import (
     DEFAULT_SETTINGS,
     StoreRules,
     StoreSubject,
+    empty_through_the_api,
     seeded_state_machine,
     store_state_machine,
 )
@@ -124,6 +125,7 @@ __all__ = [
     "StoreRules",
     "StoreSubject",
     "WorkQueueContractSuite",
+    "empty_through_the_api",
     "fail_if_hung",
     "open_memory_subject",
     "seeded_state_machine",

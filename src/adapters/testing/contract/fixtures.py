@@ -45,6 +45,12 @@ class ContractFixtures:
 
     Async fixtures are fine in overrides. Because the fixtures class inherits
     this one, the overrides win whatever order the bases are listed in.
+
+    ``token_store`` (and the back door's refresh-token methods) may be left out
+    by an adapter that declares ``store_capabilities =
+    StoreCapabilities(refresh_tokens=False)``. For stores like ours the kit has
+    these fixtures ready: :class:`~adapters.testing.contract.MemoryContractFixtures`
+    and :class:`~adapters.testing.postgres.PostgresContractFixtures`.
     """
 
     @pytest.fixture
