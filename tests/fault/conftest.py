@@ -1,7 +1,8 @@
 """Fixtures of the fault tests: a database with side tables, and a fleet of workers.
 
-The PostgreSQL fixtures (``database_url``) come from tests/conftest.py; the
-database-restart test brings a server of its own (restartable_postgres.py).
+The PostgreSQL fixtures (``database_url``) come from the contract kit's plugin,
+which tests/conftest.py loads; the database-restart test brings a server of its
+own (restartable_postgres.py).
 """
 
 from __future__ import annotations

@@ -2,24 +2,6 @@
 
 from __future__ import annotations
 
-from adapters.memory import InMemoryState, InMemoryWorkQueue, InMemoryWorkStore
-from adapters.testing import FakeClock
-from adapters.testing.contract import StoreSubject, store_state_machine
-from domain import WorkItem
+from adapters.testing.contract import open_memory_subject, store_state_machine
 
-
-async def open_memory_store() -> StoreSubject:
-    state, clock = InMemoryState(), FakeClock()
-
-    async def read_items() -> list[WorkItem]:
-        return state.snapshot()
-
-    return StoreSubject(
-        clock=clock,
-        queue=InMemoryWorkQueue(state, clock),
-        store=InMemoryWorkStore(state, clock),
-        read_items=read_items,
-    )
-
-
-TestInMemoryStoreAgainstTheModel = store_state_machine(open_memory_store).TestCase
+TestInMemoryStoreAgainstTheModel = store_state_machine(open_memory_subject).TestCase

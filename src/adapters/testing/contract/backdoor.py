@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+from contextlib import AbstractAsyncContextManager
 from datetime import datetime
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from pydantic import JsonValue
 
 from domain import WorkItem, WorkStatus
 
-__all__ = ["Backdoor"]
+__all__ = ["Backdoor", "RowLockingBackdoor"]
 
 
 class Backdoor(Protocol):
@@ -68,4 +69,23 @@ class Backdoor(Protocol):
 
     async def refresh_token_hashes(self) -> set[str]:
         """The ``token_hash`` of every refresh token left."""
+        ...
+
+
+@runtime_checkable
+class RowLockingBackdoor(Protocol):
+    """A back door that can also hold a row lock, for stores whose claims take row locks.
+
+    The kit's PostgreSQL back door is one. With it, the claim contract checks
+    deterministically that a claim passes over a row another transaction holds
+    locked (``FOR UPDATE SKIP LOCKED``) instead of waiting for it or taking it;
+    a back door without ``lock_item`` has that test skipped, with the reason.
+    """
+
+    def lock_item(self, item_id: int) -> AbstractAsyncContextManager[None]:
+        """Hold a lock on the item's row in a transaction of its own until the block exits.
+
+        It is the lock a claimer holds in the middle of its claim (``SELECT ...
+        FOR UPDATE``); the row is not changed, and the transaction rolls back.
+        """
         ...

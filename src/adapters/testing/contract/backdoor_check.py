@@ -11,6 +11,7 @@ from datetime import timedelta
 
 from adapters.testing.clock import FakeClock
 from adapters.testing.contract.backdoor import Backdoor
+from adapters.testing.contract.capabilities import StoreCapabilities, skip_unless_refresh_tokens
 from adapters.testing.contract.kinds import ContractKind
 from domain import WorkItem, WorkStatus
 
@@ -88,8 +89,9 @@ class BackdoorContract:
         assert await backdoor.read_item(second + 1000) is None
 
     async def test_the_back_door_inserts_and_lists_refresh_tokens(
-        self, backdoor: Backdoor, clock: FakeClock
+        self, backdoor: Backdoor, clock: FakeClock, capabilities: StoreCapabilities
     ) -> None:
+        skip_unless_refresh_tokens(capabilities)
         first = await backdoor.insert_refresh_token(
             user_id=1,
             token_hash="a",  # noqa: S106 - a made-up hash

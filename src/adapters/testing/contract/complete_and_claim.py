@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import asyncio
+from functools import partial
 from typing import ClassVar
 
 from adapters.testing.clock import FakeClock
 from adapters.testing.contract.backdoor import Backdoor
+from adapters.testing.contract.claim import claim_past_a_locked_item, row_locking_backdoor
 from adapters.testing.contract.fixtures import StoreFactory
 from adapters.testing.contract.kinds import AlphaJob, BetaJob, ContractKind, GammaJob
+from adapters.testing.contract.race import at_once
 from adapters.testing.contract.steps import (
     ALL_KINDS,
     LEASE,
@@ -16,7 +19,7 @@ from adapters.testing.contract.steps import (
     claim,
     lost_lease_after_a_reclaim,
 )
-from domain import EnqueueRequest, WorkQueue, WorkStatus, WorkStore
+from domain import EnqueueRequest, WorkItem, WorkQueue, WorkStatus, WorkStore
 
 __all__ = ["CompleteAndClaimContract"]
 
@@ -24,12 +27,17 @@ __all__ = ["CompleteAndClaimContract"]
 class CompleteAndClaimContract:
     """Semantics 2 and 4 together: a fenced completion, then a FIFO claim of the given kinds.
 
-    ``racing_workers`` and ``racing_items`` size the race test; an adapter may raise
-    them, never lower them below the defaults.
+    ``racing_workers`` and ``racing_items`` size the drain race,
+    ``workers_per_round`` and ``rounds`` the barrier race, and
+    ``lock_patience_seconds`` is how long its claim may take beside a locked row;
+    an adapter may raise them, never lower them below the defaults.
     """
 
     racing_workers: ClassVar[int] = 4
     racing_items: ClassVar[int] = 200
+    workers_per_round: ClassVar[int] = 8
+    rounds: ClassVar[int] = 30
+    lock_patience_seconds: ClassVar[float] = 10.0
 
     async def test_it_completes_the_lease_and_claims_the_oldest_queued_item(
         self, queue: WorkQueue, store: WorkStore, backdoor: Backdoor, clock: FakeClock
@@ -203,3 +211,71 @@ class CompleteAndClaimContract:
         items = await backdoor.all_items()
         assert all(item.status is WorkStatus.SUCCEEDED and item.attempt == 1 for item in items)
         assert {item.id: item.worker_id for item in items} == dict(claims)
+
+    async def test_its_claim_passes_over_an_item_another_transaction_holds_locked(
+        self, queue: WorkQueue, store: WorkStore, backdoor: Backdoor
+    ) -> None:
+        locking = row_locking_backdoor(backdoor)
+        await queue.enqueue(AlphaJob(number=0))
+        running = await claim(store)
+        locked = await queue.enqueue(AlphaJob(number=1))
+        free = await queue.enqueue(AlphaJob(number=2))
+
+        async def complete_and_claim() -> WorkItem | None:
+            completed, claimed = await store.complete_and_claim(
+                running.lease,
+                progress=None,
+                kinds=ALL_KINDS,
+                worker_id=WORKER,
+                lease_duration=LEASE,
+            )
+            assert completed
+            return claimed
+
+        claimed = await claim_past_a_locked_item(
+            locking, locked.id, complete_and_claim, self.lock_patience_seconds
+        )
+
+        assert claimed is not None, "complete_and_claim beside a locked item claimed nothing"
+        assert claimed.id == free.id, "complete_and_claim took the item another transaction locked"
+
+    async def test_workers_released_together_each_claim_a_different_next_item(
+        self,
+        queue: WorkQueue,
+        store: WorkStore,
+        store_factory: StoreFactory,
+        backdoor: Backdoor,
+    ) -> None:
+        stores = [store] + [await store_factory() for _ in range(self.workers_per_round - 1)]
+        for round_number in range(self.rounds):
+            await queue.enqueue_many(
+                [EnqueueRequest(AlphaJob(number=n)) for n in range(2 * len(stores))]
+            )
+            running = [await claim(store) for store in stores]
+
+            outcomes = await at_once(
+                [
+                    partial(
+                        store.complete_and_claim,
+                        item.lease,
+                        progress=None,
+                        kinds=ALL_KINDS,
+                        worker_id=f"worker-{n}",
+                        lease_duration=LEASE,
+                    )
+                    for n, (store, item) in enumerate(zip(stores, running, strict=True))
+                ]
+            )
+
+            assert all(completed for completed, _ in outcomes), f"round {round_number + 1}"
+            ids = [claimed.id for _, claimed in outcomes if claimed is not None]
+            assert len(ids) == len(set(ids)) == len(stores), (
+                f"round {round_number + 1}: {len(stores)} workers completing and claiming "
+                f"together over {len(stores)} queued items got {sorted(ids)}"
+            )
+            for _, claimed in outcomes:
+                assert claimed is not None
+                assert await backdoor.read_item(claimed.id) == claimed, (
+                    f"round {round_number + 1}: item {claimed.id} was claimed twice"
+                )
+                assert await store.complete(claimed.lease, progress=None)

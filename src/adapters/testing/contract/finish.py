@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
+import pytest
+
 from adapters.testing.clock import FakeClock
 from adapters.testing.contract.backdoor import Backdoor
 from adapters.testing.contract.kinds import AlphaJob
-from adapters.testing.contract.steps import LEASE, claim
+from adapters.testing.contract.steps import LEASE, claim, running_after_stalls
 from domain import WorkQueue, WorkStatus, WorkStore
 
 __all__ = ["FinishContract"]
@@ -65,3 +69,31 @@ class FinishContract:
         await store.fail(claimed.lease, error="boom", progress=None)
 
         assert await store.claim(["contract_alpha"], worker_id="w", lease_duration=LEASE) is None
+
+    @pytest.mark.parametrize("outcome", [WorkStatus.SUCCEEDED, WorkStatus.FAILED])
+    async def test_finishing_changes_nothing_but_status_outcome_and_lease(
+        self,
+        queue: WorkQueue,
+        store: WorkStore,
+        backdoor: Backdoor,
+        clock: FakeClock,
+        outcome: WorkStatus,
+    ) -> None:
+        await queue.enqueue(AlphaJob(number=3), dedup_key="three")
+        running = await running_after_stalls(store, clock, 2)
+        await clock.advance(8)
+
+        if outcome is WorkStatus.SUCCEEDED:
+            done = await store.complete(running.lease, progress={"rows": 3})
+        else:
+            done = await store.fail(running.lease, error="boom", progress={"rows": 3})
+
+        assert done is True
+        assert await backdoor.read_item(running.id) == replace(
+            running,
+            status=outcome,
+            finished_at=clock.now(),
+            lease_expires_at=None,
+            progress={"rows": 3},
+            error="boom" if outcome is WorkStatus.FAILED else None,
+        )

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from typing import ClassVar
 
 import pytest
 
 from adapters.testing.clock import FakeClock
 from adapters.testing.contract.backdoor import Backdoor
+from adapters.testing.contract.capabilities import StoreCapabilities
 from domain import RefreshTokenStore, WorkQueue, WorkStore
 
 __all__ = ["ContractFixtures", "QueueFactory", "StoreFactory"]
@@ -43,6 +45,12 @@ class ContractFixtures:
 
     Async fixtures are fine in overrides. Because the fixtures class inherits
     this one, the overrides win whatever order the bases are listed in.
+
+    ``token_store`` (and the back door's refresh-token methods) may be left out
+    by an adapter that declares ``store_capabilities =
+    StoreCapabilities(refresh_tokens=False)``. For stores like ours the kit has
+    these fixtures ready: :class:`~adapters.testing.contract.MemoryContractFixtures`
+    and :class:`~adapters.testing.postgres.PostgresContractFixtures`.
     """
 
     @pytest.fixture
@@ -86,3 +94,16 @@ class ContractFixtures:
     def backdoor(self) -> Backdoor:
         """Sets up and reads the same data without the API under test."""
         raise _missing("backdoor")
+
+    store_capabilities: ClassVar[StoreCapabilities] = StoreCapabilities()
+    """What the adapter takes part in; by default everything (see StoreCapabilities).
+
+    Set it on the fixtures class to declare, say,
+    ``StoreCapabilities(refresh_tokens=False)``: the tests that need what is
+    missing are then skipped, with the reason.
+    """
+
+    @pytest.fixture
+    def capabilities(self) -> StoreCapabilities:
+        """:attr:`store_capabilities`, for the tests; override it to decide per test."""
+        return self.store_capabilities

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from adapters.testing.clock import FakeClock
 from adapters.testing.contract.backdoor import Backdoor
 from adapters.testing.contract.kinds import AlphaJob
-from adapters.testing.contract.steps import LEASE, MAX_STALLS, claim
+from adapters.testing.contract.steps import LEASE, MAX_STALLS, claim, running_after_stalls
 from domain import WorkQueue, WorkStatus, WorkStore
 
 __all__ = ["HeartbeatContract"]
@@ -73,3 +75,32 @@ class HeartbeatContract:
 
         assert await store.heartbeat(claimed.lease, progress=None, lease_duration=LEASE)
         assert (await store.recover_expired(max_stalls=MAX_STALLS)).total == 0
+
+    async def test_a_heartbeat_changes_nothing_but_lease_heartbeat_and_progress(
+        self, queue: WorkQueue, store: WorkStore, backdoor: Backdoor, clock: FakeClock
+    ) -> None:
+        await queue.enqueue(AlphaJob(number=6), dedup_key="six")
+        running = await running_after_stalls(store, clock, 1)
+        await clock.advance(9)
+
+        assert await store.heartbeat(running.lease, progress={"step": 2}, lease_duration=LEASE)
+
+        assert await backdoor.read_item(running.id) == replace(
+            running,
+            heartbeat_at=clock.now(),
+            lease_expires_at=clock.now() + LEASE,
+            progress={"step": 2},
+        )
+
+    async def test_a_heartbeat_without_progress_clears_the_snapshot(
+        self, queue: WorkQueue, store: WorkStore, backdoor: Backdoor
+    ) -> None:
+        await queue.enqueue(AlphaJob())
+        claimed = await claim(store)
+        await store.heartbeat(claimed.lease, progress={"step": 1}, lease_duration=LEASE)
+
+        await store.heartbeat(claimed.lease, progress=None, lease_duration=LEASE)
+
+        item = await backdoor.read_item(claimed.id)
+        assert item is not None
+        assert item.progress is None

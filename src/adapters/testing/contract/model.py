@@ -2,12 +2,14 @@
 
 It is written from DESIGN.md and ADR 0004, not from any store, so a store that
 agrees with it agrees with the contract. It keeps no clock of its own: every
-operation is told ``now``.
+operation is told ``now``. Cancellation (issue 16) will add its operations here,
+beside the others, with ``cancelled`` as one more finished status.
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections import Counter
+from collections.abc import Collection, Iterable
 from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any
@@ -35,13 +37,37 @@ class QueueModel:
     :param max_stalls: the stall limit recovery is run with.
     """
 
-    def __init__(self, max_stalls: int) -> None:
+    def __init__(self, max_stalls: int, rows: Iterable[WorkItem] = ()) -> None:
         self.max_stalls = max_stalls
-        self.items: dict[int, WorkItem] = {}
+        self.items: dict[int, WorkItem] = {item.id: item for item in rows}
 
     def rows(self) -> list[WorkItem]:
         """Every item, by id."""
         return [self.items[item_id] for item_id in sorted(self.items)]
+
+    def get(self, item_id: int) -> WorkItem | None:
+        return self.items.get(item_id)
+
+    def list_items(
+        self,
+        statuses: Collection[WorkStatus] | None,
+        kinds: Collection[str] | None,
+        limit: int,
+        newest_first: bool,
+    ) -> list[WorkItem]:
+        """What a listing must return: filtered, by id, at most ``limit``."""
+        rows = [
+            item
+            for item in self.rows()
+            if (statuses is None or item.status in statuses)
+            and (kinds is None or item.kind in kinds)
+        ]
+        if newest_first:
+            rows.reverse()
+        return rows[:limit]
+
+    def counts(self) -> dict[tuple[str, WorkStatus], int]:
+        return dict(Counter((item.kind, item.status) for item in self.items.values()))
 
     def enqueue(
         self,
@@ -157,6 +183,68 @@ class QueueModel:
         for ids in (result.requeued, result.stalled, result.superseded):
             ids.sort()
         return result
+
+    def complete_and_claim(
+        self,
+        lease: Lease,
+        progress: JsonValue,
+        kinds: Collection[str],
+        worker_id: str,
+        now: datetime,
+        duration: timedelta,
+    ) -> tuple[bool, WorkItem | None]:
+        """Complete, then claim, exactly as the two calls in turn would."""
+        completed = self.finish(lease, WorkStatus.SUCCEEDED, None, progress, now)
+        return completed, self.claim(kinds, worker_id, now, duration)
+
+    def enqueue_if_due(
+        self,
+        kind: str,
+        payload: dict[str, Any],
+        dedup_key: str,
+        interval: timedelta,
+        now: datetime,
+        *,
+        new_id: int | None,
+    ) -> EnqueueResult | None:
+        """What enqueue_if_due must return; ``new_id`` is the id the store gave, if any."""
+        if not self.is_due(kind, interval, now):
+            return None
+        assert new_id is not None, f"{kind} is due, but enqueue_if_due enqueued nothing"
+        return self.enqueue(kind, payload, dedup_key, now, new_id=new_id)
+
+    def purgeable(self, finished_before: datetime) -> dict[int, datetime]:
+        """The items a purge with this cutoff may delete, by id, with when each finished."""
+        return {
+            item.id: item.finished_at
+            for item in self.items.values()
+            if item.status.is_finished
+            and item.finished_at is not None
+            and item.finished_at < finished_before
+        }
+
+    def purge(self, deleted: Collection[int], finished_before: datetime, limit: int) -> None:
+        """Check that a purge deleting ``deleted`` kept the contract, then forget those items.
+
+        Ties in ``finished_at`` may be broken either way; everything else is fixed:
+        ``min(limit, purgeable)`` items, each purgeable, none finished later than
+        a purgeable item that was kept.
+
+        :raises AssertionError: if the purge broke the contract.
+        """
+        purgeable = self.purgeable(finished_before)
+        wrong = sorted(set(deleted) - set(purgeable))
+        assert not wrong, f"purged items it may not: {wrong}"
+        assert len(deleted) == min(limit, len(purgeable)), (
+            f"purged {len(deleted)} of {len(purgeable)} purgeable items with limit {limit}"
+        )
+        kept = [finished for item_id, finished in purgeable.items() if item_id not in deleted]
+        if deleted and kept:
+            assert max(purgeable[item_id] for item_id in deleted) <= min(kept), (
+                "purged an item that finished after one it kept"
+            )
+        for item_id in deleted:
+            del self.items[item_id]
 
     def is_due(self, kind: str, interval: timedelta, now: datetime) -> bool:
         if any(item.kind == kind and not item.status.is_finished for item in self.items.values()):

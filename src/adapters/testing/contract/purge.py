@@ -110,3 +110,31 @@ class PurgeContract:
 
         assert deleted == 0
         assert await remaining_ids(backdoor) == [kept]
+
+    async def test_purge_goes_by_status_not_by_a_finished_at_a_live_item_carries(
+        self, store: WorkStore, backdoor: Backdoor, clock: FakeClock
+    ) -> None:
+        # However a live row came to carry a finish time (by hand, from an older
+        # version), only the status says an item is finished.
+        long_ago = clock.now() - 400 * DAY
+        live = [
+            await backdoor.insert_item(
+                kind=ContractKind.ALPHA,
+                status=status,
+                attempt=1,
+                enqueued_at=long_ago,
+                started_at=long_ago,
+                heartbeat_at=long_ago,
+                lease_expires_at=clock.now() + LEASE if status is WorkStatus.RUNNING else None,
+                finished_at=long_ago,
+                worker_id="w" if status is WorkStatus.RUNNING else None,
+            )
+            for status in (WorkStatus.QUEUED, WorkStatus.RUNNING)
+        ]
+        old = await finished_days_ago(backdoor, clock, days_ago=40, status=WorkStatus.FAILED)
+
+        deleted = await store.purge_finished(finished_before=clock.now() - 30 * DAY, limit=100)
+
+        assert deleted == 1
+        assert await remaining_ids(backdoor) == live
+        assert old not in await remaining_ids(backdoor)

@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import timedelta
 
 from adapters.testing.clock import FakeClock
 from adapters.testing.contract.backdoor import Backdoor
 from adapters.testing.contract.kinds import AlphaJob, ContractKind
 from adapters.testing.contract.model import stalled_error
-from adapters.testing.contract.steps import LEASE, MAX_STALLS, claim, expire_the_lease
+from adapters.testing.contract.steps import (
+    LEASE,
+    MAX_STALLS,
+    claim,
+    expire_the_lease,
+    running_after_stalls,
+)
 from domain import RecoveryResult, WorkQueue, WorkStatus, WorkStore
 
 __all__ = ["RecoveryContract"]
@@ -159,3 +166,46 @@ class RecoveryContract:
         await expire_the_lease(clock)
 
         assert await store.recover_expired(max_stalls=1) == RecoveryResult(stalled=[enqueued.id])
+
+    async def test_a_requeue_changes_nothing_but_status_stalls_lease_and_worker(
+        self, queue: WorkQueue, store: WorkStore, backdoor: Backdoor, clock: FakeClock
+    ) -> None:
+        await queue.enqueue(AlphaJob(number=5), dedup_key="five")
+        running = await running_after_stalls(store, clock, 1)
+        await clock.advance(20)
+        assert await store.heartbeat(running.lease, progress={"page": 9}, lease_duration=LEASE)
+        beating = await backdoor.read_item(running.id)
+        assert beating is not None
+        await expire_the_lease(clock)
+
+        assert await store.recover_expired(max_stalls=MAX_STALLS) == RecoveryResult(
+            requeued=[running.id]
+        )
+
+        assert await backdoor.read_item(running.id) == replace(
+            beating,
+            status=WorkStatus.QUEUED,
+            stalls=2,
+            lease_expires_at=None,
+            worker_id=None,
+        )
+
+    async def test_a_stall_out_changes_nothing_but_status_stalls_lease_and_outcome(
+        self, queue: WorkQueue, store: WorkStore, backdoor: Backdoor, clock: FakeClock
+    ) -> None:
+        await queue.enqueue(AlphaJob(number=5), dedup_key="five")
+        running = await running_after_stalls(store, clock, MAX_STALLS - 1)
+        await expire_the_lease(clock)
+
+        assert await store.recover_expired(max_stalls=MAX_STALLS) == RecoveryResult(
+            stalled=[running.id]
+        )
+
+        assert await backdoor.read_item(running.id) == replace(
+            running,
+            status=WorkStatus.FAILED,
+            stalls=MAX_STALLS,
+            lease_expires_at=None,
+            finished_at=clock.now(),
+            error=stalled_error(MAX_STALLS, MAX_STALLS),
+        )

@@ -2,17 +2,27 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
+import pytest
+
 from adapters.testing.clock import FakeClock
 from adapters.testing.contract.backdoor import Backdoor
 from adapters.testing.contract.kinds import AlphaJob
-from adapters.testing.contract.steps import claim
-from domain import WorkQueue, WorkStatus, WorkStore
+from adapters.testing.contract.model import stalled_error
+from adapters.testing.contract.steps import (
+    MAX_STALLS,
+    claim,
+    expire_the_lease,
+    running_after_stalls,
+)
+from domain import RecoveryResult, WorkQueue, WorkStatus, WorkStore
 
 __all__ = ["ReleaseContract"]
 
 
 class ReleaseContract:
-    """Semantics 6: back to queued, attempt kept, no stall, lease cleared."""
+    """Semantics 6: back to queued, attempt kept, no stall (neither added nor forgotten)."""
 
     async def test_a_release_requeues_the_item_without_a_stall(
         self, queue: WorkQueue, store: WorkStore, backdoor: Backdoor, clock: FakeClock
@@ -43,3 +53,44 @@ class ReleaseContract:
         again = await claim(store)
 
         assert (again.id, again.attempt, again.stalls) == (first.id, 2, 0)
+
+    @pytest.mark.parametrize("stalls", range(1, MAX_STALLS))
+    async def test_a_release_keeps_the_stalls_an_item_already_has(
+        self,
+        queue: WorkQueue,
+        store: WorkStore,
+        backdoor: Backdoor,
+        clock: FakeClock,
+        stalls: int,
+    ) -> None:
+        await queue.enqueue(AlphaJob(), dedup_key="k")
+        running = await running_after_stalls(store, clock, stalls)
+        await clock.advance(4)
+
+        assert await store.release(running.lease, progress={"at": stalls}) is True
+
+        assert await backdoor.read_item(running.id) == replace(
+            running,
+            status=WorkStatus.QUEUED,
+            lease_expires_at=None,
+            worker_id=None,
+            progress={"at": stalls},
+        )
+
+    async def test_stalls_before_a_release_still_count_towards_the_limit(
+        self, queue: WorkQueue, store: WorkStore, backdoor: Backdoor, clock: FakeClock
+    ) -> None:
+        enqueued = await queue.enqueue(AlphaJob())
+        running = await running_after_stalls(store, clock, MAX_STALLS - 1)
+        assert await store.release(running.lease, progress=None)
+
+        await claim(store)
+        await expire_the_lease(clock)
+
+        assert await store.recover_expired(max_stalls=MAX_STALLS) == RecoveryResult(
+            stalled=[enqueued.id]
+        )
+        item = await backdoor.read_item(enqueued.id)
+        assert item is not None
+        assert (item.status, item.stalls) == (WorkStatus.FAILED, MAX_STALLS)
+        assert item.error == stalled_error(MAX_STALLS, MAX_STALLS)

@@ -13,15 +13,22 @@ __all__ = [
     "ALL_KINDS",
     "LEASE",
     "LEASED_WRITES",
+    "LONG_LEASE",
     "MAX_STALLS",
+    "SHORT_LEASE",
     "WORKER",
     "claim",
     "expire_the_lease",
     "lost_lease_after_a_reclaim",
+    "running_after_stalls",
 ]
 
 LEASE = timedelta(seconds=60)
-"""The lease every contract claim takes."""
+"""The lease every contract claim takes unless a test says otherwise."""
+
+SHORT_LEASE = timedelta(seconds=17)
+LONG_LEASE = timedelta(seconds=95)
+"""Leases other than :data:`LEASE`, so a store that ignores the duration it is given shows."""
 
 MAX_STALLS = 3
 """The stall limit the contract recovers with, as in production."""
@@ -32,13 +39,17 @@ ALL_KINDS: tuple[str, ...] = tuple(kind.value for kind in ContractKind)
 
 
 async def claim(
-    store: WorkStore, *, kinds: tuple[str, ...] = ALL_KINDS, worker_id: str = WORKER
+    store: WorkStore,
+    *,
+    kinds: tuple[str, ...] = ALL_KINDS,
+    worker_id: str = WORKER,
+    lease: timedelta = LEASE,
 ) -> WorkItem:
     """Claim the next item, which the test knows is there.
 
     :raises AssertionError: if nothing was claimable.
     """
-    item = await store.claim(kinds, worker_id=worker_id, lease_duration=LEASE)
+    item = await store.claim(kinds, worker_id=worker_id, lease_duration=lease)
     assert item is not None, "expected a claimable item"
     return item
 
@@ -73,3 +84,19 @@ LEASED_WRITES: dict[str, LeasedWrite] = {
     "release": lambda store, lease: store.release(lease, progress={"from": "release"}),
 }
 """Every write fenced by a lease, by name, each leaving a trace if it lands."""
+
+
+async def running_after_stalls(store: WorkStore, clock: FakeClock, stalls: int) -> WorkItem:
+    """Claim the next item and let its lease lapse ``stalls`` times, then claim it again.
+
+    :returns: the item, running again, with ``stalls`` stalls and attempt ``stalls + 1``.
+    :raises AssertionError: if a step did not go as the contract says.
+    """
+    assert stalls < MAX_STALLS
+    for _ in range(stalls):
+        lapsed = await claim(store)
+        await expire_the_lease(clock)
+        assert (await store.recover_expired(max_stalls=MAX_STALLS)).requeued == [lapsed.id]
+    item = await claim(store)
+    assert (item.stalls, item.attempt) == (stalls, stalls + 1)
+    return item

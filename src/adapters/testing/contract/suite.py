@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from adapters.testing.contract.absorb import AbsorbContract
 from adapters.testing.contract.backdoor_check import BackdoorContract
 from adapters.testing.contract.claim import ClaimContract
 from adapters.testing.contract.complete_and_claim import CompleteAndClaimContract
@@ -11,8 +12,11 @@ from adapters.testing.contract.enqueue import EnqueueContract
 from adapters.testing.contract.enqueue_if_due import EnqueueIfDueContract
 from adapters.testing.contract.fencing import FencingContract
 from adapters.testing.contract.finish import FinishContract
+from adapters.testing.contract.hang import HangGuard
 from adapters.testing.contract.heartbeat import HeartbeatContract
+from adapters.testing.contract.lease_duration import LeaseDurationContract
 from adapters.testing.contract.listing import ListingContract
+from adapters.testing.contract.model_check import ModelContract
 from adapters.testing.contract.progress import ProgressSnapshotContract
 from adapters.testing.contract.purge import PurgeContract
 from adapters.testing.contract.recovery import RecoveryContract
@@ -39,6 +43,10 @@ class WorkQueueContractSuite(
     PurgeContract,
     RefreshTokenContract,
     ListingContract,
+    AbsorbContract,
+    LeaseDurationContract,
+    ModelContract,
+    HangGuard,
 ):
     """The whole kit: subclass it together with your fixtures to run every contract test.
 

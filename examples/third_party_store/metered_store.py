@@ -1,0 +1,91 @@
+"""MeteredWorkStore: any WorkStore, counting the calls made to it (say, for a metrics page).
+
+A store written outside workqueue, as a third party would write one: it
+subclasses the port, ``domain.WorkStore``, and implements every method by
+handing it to the store it wraps. It leaves ``complete_and_claim`` to the
+port's default, a ``complete`` and then a ``claim`` (both counted), whatever
+the wrapped store would do in one step.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Collection
+from datetime import datetime, timedelta
+
+from pydantic import JsonValue
+
+from domain import Lease, RecoveryResult, WorkItem, WorkStatus, WorkStore
+
+__all__ = ["MeteredWorkStore"]
+
+
+class MeteredWorkStore(WorkStore):
+    """Counts each call by method name in :attr:`calls`, then makes it on ``inner``."""
+
+    def __init__(self, inner: WorkStore) -> None:
+        self.inner = inner
+        self.calls: Counter[str] = Counter()
+
+    async def close(self) -> None:
+        """Close the wrapped store, if it has anything to close."""
+        close = getattr(self.inner, "close", None)
+        if close is not None:
+            await close()
+
+    async def claim(
+        self, kinds: Collection[str], *, worker_id: str, lease_duration: timedelta
+    ) -> WorkItem | None:
+        self.calls["claim"] += 1
+        return await self.inner.claim(kinds, worker_id=worker_id, lease_duration=lease_duration)
+
+    async def heartbeat(
+        self, lease: Lease, *, progress: JsonValue, lease_duration: timedelta
+    ) -> bool:
+        self.calls["heartbeat"] += 1
+        return await self.inner.heartbeat(lease, progress=progress, lease_duration=lease_duration)
+
+    async def complete(self, lease: Lease, *, progress: JsonValue) -> bool:
+        self.calls["complete"] += 1
+        return await self.inner.complete(lease, progress=progress)
+
+    async def fail(self, lease: Lease, *, error: str, progress: JsonValue) -> bool:
+        self.calls["fail"] += 1
+        return await self.inner.fail(lease, error=error, progress=progress)
+
+    async def release(self, lease: Lease, *, progress: JsonValue) -> bool:
+        self.calls["release"] += 1
+        return await self.inner.release(lease, progress=progress)
+
+    async def recover_expired(self, *, max_stalls: int) -> RecoveryResult:
+        self.calls["recover_expired"] += 1
+        return await self.inner.recover_expired(max_stalls=max_stalls)
+
+    async def is_due(self, kind: str, interval: timedelta) -> bool:
+        self.calls["is_due"] += 1
+        return await self.inner.is_due(kind, interval)
+
+    async def purge_finished(self, *, finished_before: datetime, limit: int) -> int:
+        self.calls["purge_finished"] += 1
+        return await self.inner.purge_finished(finished_before=finished_before, limit=limit)
+
+    async def get(self, item_id: int) -> WorkItem | None:
+        self.calls["get"] += 1
+        return await self.inner.get(item_id)
+
+    async def list_items(
+        self,
+        *,
+        statuses: Collection[WorkStatus] | None = None,
+        kinds: Collection[str] | None = None,
+        limit: int = 100,
+        newest_first: bool = False,
+    ) -> list[WorkItem]:
+        self.calls["list_items"] += 1
+        return await self.inner.list_items(
+            statuses=statuses, kinds=kinds, limit=limit, newest_first=newest_first
+        )
+
+    async def count_by_kind_and_status(self) -> dict[tuple[str, WorkStatus], int]:
+        self.calls["count_by_kind_and_status"] += 1
+        return await self.inner.count_by_kind_and_status()

@@ -1,0 +1,43 @@
+-- The statements of the contract kit's PostgreSQL back door (backdoor.py). They
+-- share nothing with the adapters under test but the documented tables. JSON
+-- travels as text both ways, past any codec a pool has registered.
+
+-- name: insert_item
+-- The one INSERT INTO work_items outside the WorkQueue: test support, which sets
+-- up rows exactly as given (finished items, expired leases) that no API call
+-- would make. The architecture test allows this file by name (ADR 0013).
+-- $1 kind, $2 payload (JSON text), $3 status, ... $13 progress (JSON text or
+-- null), $14 error.
+INSERT INTO work_items (
+    kind, payload, status, attempt, stalls, dedup_key, enqueued_at, started_at,
+    heartbeat_at, lease_expires_at, finished_at, worker_id, progress, error
+)
+VALUES ($1, $2::text::jsonb, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13::text::jsonb, $14)
+RETURNING id;
+
+-- name: read_item
+SELECT id, kind, payload::text AS payload, status, attempt, stalls, dedup_key, enqueued_at,
+       started_at, heartbeat_at, lease_expires_at, finished_at, worker_id,
+       progress::text AS progress, error
+FROM work_items
+WHERE id = $1;
+
+-- name: all_items
+SELECT id, kind, payload::text AS payload, status, attempt, stalls, dedup_key, enqueued_at,
+       started_at, heartbeat_at, lease_expires_at, finished_at, worker_id,
+       progress::text AS progress, error
+FROM work_items
+ORDER BY id;
+
+-- name: lock_item
+-- The lock a claimer holds on a row in the middle of its claim; held until the
+-- back door's transaction rolls back.
+SELECT id FROM work_items WHERE id = $1 FOR UPDATE;
+
+-- name: insert_refresh_token
+INSERT INTO refresh_tokens (user_id, token_hash, created_at, expires_at, revoked_at)
+VALUES ($1, $2, $3, $4, $5)
+RETURNING id;
+
+-- name: refresh_token_hashes
+SELECT token_hash FROM refresh_tokens;

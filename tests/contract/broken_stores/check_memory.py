@@ -1,0 +1,45 @@
+"""The whole kit on each broken in-memory store: every class here must fail (see stores.py).
+
+Not collected by a plain pytest run (the name has no ``test_``); the test in
+tests/contract/test_the_kit_fails_broken_stores.py runs each class on its own.
+"""
+
+from __future__ import annotations
+
+from stores import (
+    ClaimsInTwoSteps,
+    DropsProgressOnReads,
+    EnqueueIfDueInTwoSteps,
+    IgnoresLeaseDuration,
+    ReleaseForgetsStalls,
+)
+
+from adapters.memory import InMemoryState
+from adapters.testing import FakeClock
+from adapters.testing.contract import MemoryContractFixtures, WorkQueueContractSuite
+from domain import WorkQueue, WorkStore
+
+
+class TestIgnoresLeaseDuration(WorkQueueContractSuite, MemoryContractFixtures):
+    def make_store(self, state: InMemoryState, clock: FakeClock) -> WorkStore:
+        return IgnoresLeaseDuration(state, clock)
+
+
+class TestDropsProgressOnReads(WorkQueueContractSuite, MemoryContractFixtures):
+    def make_store(self, state: InMemoryState, clock: FakeClock) -> WorkStore:
+        return DropsProgressOnReads(state, clock)
+
+
+class TestReleaseForgetsStalls(WorkQueueContractSuite, MemoryContractFixtures):
+    def make_store(self, state: InMemoryState, clock: FakeClock) -> WorkStore:
+        return ReleaseForgetsStalls(state, clock)
+
+
+class TestClaimsInTwoSteps(WorkQueueContractSuite, MemoryContractFixtures):
+    def make_store(self, state: InMemoryState, clock: FakeClock) -> WorkStore:
+        return ClaimsInTwoSteps(state, clock)
+
+
+class TestEnqueueIfDueInTwoSteps(WorkQueueContractSuite, MemoryContractFixtures):
+    def make_queue(self, state: InMemoryState, clock: FakeClock) -> WorkQueue:
+        return EnqueueIfDueInTwoSteps(state, clock)

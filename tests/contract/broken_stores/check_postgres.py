@@ -1,0 +1,70 @@
+"""The kit on each broken PostgreSQL store: every class here must fail (see stores.py).
+
+Each class runs the contracts its bug meets (the listing contract and the model
+check for a listing bug, the claim contracts for a claim bug, the enqueue-if-due
+contract for a due-ness bug), not the whole suite, to keep the check's time
+down. Not collected by a plain pytest run; see test_the_kit_fails_broken_stores.py.
+"""
+
+from __future__ import annotations
+
+import asyncpg
+from stores import (
+    ClaimsWaitingForLocks,
+    ClaimsWithoutSkipLocked,
+    EnqueueIfDueLockedInTheInsert,
+    EnqueueIfDueWithoutTheLock,
+    NewestFirstIgnoresFilters,
+)
+
+from adapters.testing import FakeClock
+from adapters.testing.contract import (
+    ClaimContract,
+    CompleteAndClaimContract,
+    EnqueueIfDueContract,
+    HangGuard,
+    ListingContract,
+    ModelContract,
+)
+from adapters.testing.postgres import PostgresContractFixtures
+from domain import WorkQueue, WorkStore
+
+
+class TestNewestFirstIgnoresFilters(
+    ListingContract, ModelContract, HangGuard, PostgresContractFixtures
+):
+    def make_store(self, pool: asyncpg.Pool, clock: FakeClock) -> WorkStore:
+        return NewestFirstIgnoresFilters(pool, clock)
+
+
+# A broken claim waits for the lock for good; the default patience (10 s) would
+# only make this check slower.
+SHORT_PATIENCE = 2.0
+
+
+class TestClaimsWithoutSkipLocked(
+    ClaimContract, CompleteAndClaimContract, HangGuard, PostgresContractFixtures
+):
+    lock_patience_seconds = SHORT_PATIENCE
+
+    def make_store(self, pool: asyncpg.Pool, clock: FakeClock) -> WorkStore:
+        return ClaimsWithoutSkipLocked(pool, clock)
+
+
+class TestClaimsWaitingForLocks(
+    ClaimContract, CompleteAndClaimContract, HangGuard, PostgresContractFixtures
+):
+    lock_patience_seconds = SHORT_PATIENCE
+
+    def make_store(self, pool: asyncpg.Pool, clock: FakeClock) -> WorkStore:
+        return ClaimsWaitingForLocks(pool, clock)
+
+
+class TestEnqueueIfDueWithoutTheLock(EnqueueIfDueContract, HangGuard, PostgresContractFixtures):
+    def make_queue(self, pool: asyncpg.Pool, clock: FakeClock) -> WorkQueue:
+        return EnqueueIfDueWithoutTheLock(pool, clock)
+
+
+class TestEnqueueIfDueLockedInTheInsert(EnqueueIfDueContract, HangGuard, PostgresContractFixtures):
+    def make_queue(self, pool: asyncpg.Pool, clock: FakeClock) -> WorkQueue:
+        return EnqueueIfDueLockedInTheInsert(pool, clock)

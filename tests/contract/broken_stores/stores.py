@@ -1,0 +1,248 @@
+"""Stores with one bug each, against a semantic the contract kit must hold them to.
+
+Each is a small subclass of one of our stores or queues, so all it gets wrong is
+its one bug. tests/contract/test_the_kit_fails_broken_stores.py runs the kit on
+each (the ``check_*.py`` modules beside this one) and expects it to fail, in
+the tests named there.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Collection
+from dataclasses import replace
+from datetime import timedelta
+
+from pydantic import JsonValue
+
+from adapters.memory import InMemoryState, InMemoryWorkQueue, InMemoryWorkStore
+from adapters.postgres import PostgresWorkQueue, PostgresWorkStore
+from adapters.postgres.queue import _check
+from adapters.postgres.queue_sql import ENQUEUE_IF_DUE, LOCK_PERIODIC_KIND
+from adapters.postgres.rows import work_item_from_row
+from adapters.postgres.store import _SQL
+from domain import Clock, EnqueueRequest, EnqueueResult, Lease, WorkItem, WorkSchedule, WorkStatus
+
+FIXED_LEASE = timedelta(seconds=60)
+
+
+class IgnoresLeaseDuration(InMemoryWorkStore):
+    """Leases every claim and heartbeat for 60 s, whatever the worker asks for."""
+
+    async def claim(
+        self, kinds: Collection[str], *, worker_id: str, lease_duration: timedelta
+    ) -> WorkItem | None:
+        return await super().claim(kinds, worker_id=worker_id, lease_duration=FIXED_LEASE)
+
+    async def heartbeat(
+        self, lease: Lease, *, progress: JsonValue, lease_duration: timedelta
+    ) -> bool:
+        return await super().heartbeat(lease, progress=progress, lease_duration=FIXED_LEASE)
+
+
+class DropsProgressOnReads(InMemoryWorkStore):
+    """``get`` and ``list_items`` leave out the progress snapshot."""
+
+    async def get(self, item_id: int) -> WorkItem | None:
+        item = await super().get(item_id)
+        return None if item is None else replace(item, progress=None)
+
+    async def list_items(
+        self,
+        *,
+        statuses: Collection[WorkStatus] | None = None,
+        kinds: Collection[str] | None = None,
+        limit: int = 100,
+        newest_first: bool = False,
+    ) -> list[WorkItem]:
+        items = await super().list_items(
+            statuses=statuses, kinds=kinds, limit=limit, newest_first=newest_first
+        )
+        return [replace(item, progress=None) for item in items]
+
+
+class ReleaseForgetsStalls(InMemoryWorkStore):
+    """A release puts the item back with its stall count reset to 0."""
+
+    async def release(self, lease: Lease, *, progress: JsonValue) -> bool:
+        item = self._held(lease)
+        if item is not None:
+            self._state.write(replace(item, stalls=0))
+        return await super().release(lease, progress=progress)
+
+
+class ClaimsInTwoSteps(InMemoryWorkStore):
+    """A claim reads the oldest queued item, awaits, then writes: two claimers can share it."""
+
+    async def claim(
+        self, kinds: Collection[str], *, worker_id: str, lease_duration: timedelta
+    ) -> WorkItem | None:
+        wanted = set(kinds)
+        oldest = next(
+            (
+                item
+                for item in self._state.items.values()
+                if item.status is WorkStatus.QUEUED and item.kind in wanted
+            ),
+            None,
+        )
+        if oldest is None:
+            return None
+        await asyncio.sleep(0)  # another claimer reads the same item meanwhile
+        now = self._clock.now()
+        return self._state.write(
+            replace(
+                oldest,
+                status=WorkStatus.RUNNING,
+                attempt=oldest.attempt + 1,
+                started_at=now,
+                heartbeat_at=now,
+                worker_id=worker_id,
+                lease_expires_at=now + lease_duration,
+            )
+        )
+
+
+class EnqueueIfDueInTwoSteps(InMemoryWorkQueue):
+    """Checks due-ness, awaits, then enqueues: the check and the insert are not one step."""
+
+    def __init__(self, state: InMemoryState, clock: Clock) -> None:
+        super().__init__(state, clock)
+        self._store = InMemoryWorkStore(state, clock)
+
+    async def enqueue_if_due(self, schedule: WorkSchedule) -> EnqueueResult | None:
+        if not await self._store.is_due(schedule.kind, schedule.interval):
+            return None
+        await asyncio.sleep(0)  # a claimer may take another scheduler's item meanwhile
+        return await self.enqueue(schedule.payload, dedup_key=schedule.dedup_key)
+
+
+_NEWEST_FIRST_UNFILTERED = """
+SELECT id, kind, payload, status, attempt, stalls, dedup_key, enqueued_at, started_at,
+       heartbeat_at, lease_expires_at, finished_at, worker_id, progress, error
+FROM work_items
+ORDER BY id DESC
+"""
+
+
+class NewestFirstIgnoresFilters(PostgresWorkStore):
+    """The newest-first listing ignores its status and kind filters and its limit."""
+
+    async def list_items(
+        self,
+        *,
+        statuses: Collection[WorkStatus] | None = None,
+        kinds: Collection[str] | None = None,
+        limit: int = 100,
+        newest_first: bool = False,
+    ) -> list[WorkItem]:
+        if not newest_first:
+            return await super().list_items(statuses=statuses, kinds=kinds, limit=limit)
+        rows = await self._connection.fetch(_NEWEST_FIRST_UNFILTERED)
+        return [work_item_from_row(row) for row in rows]
+
+
+class _ClaimSql(PostgresWorkStore):
+    """A PostgreSQL store whose claim statements are :attr:`claim_sql` and :attr:`both_sql`."""
+
+    claim_sql: str
+    both_sql: str
+
+    async def claim(
+        self, kinds: Collection[str], *, worker_id: str, lease_duration: timedelta
+    ) -> WorkItem | None:
+        names = list(kinds)
+        if not names:
+            return None
+        now = self._clock.now()
+        row = await self._connection.fetchrow(
+            self.claim_sql, names, worker_id, now, now + lease_duration
+        )
+        return None if row is None else work_item_from_row(row)
+
+    async def complete_and_claim(
+        self,
+        lease: Lease,
+        *,
+        progress: JsonValue,
+        kinds: Collection[str],
+        worker_id: str,
+        lease_duration: timedelta,
+    ) -> tuple[bool, WorkItem | None]:
+        names = list(kinds)
+        if not names:
+            return await self.complete(lease, progress=progress), None
+        now = self._clock.now()
+        row = await self._connection.fetchrow(
+            self.both_sql,
+            lease.item_id,
+            lease.attempt,
+            now,
+            progress,
+            names,
+            worker_id,
+            now + lease_duration,
+        )
+        assert row is not None
+        return bool(row["completed"]), None if row["id"] is None else work_item_from_row(row)
+
+
+class ClaimsWithoutSkipLocked(_ClaimSql):
+    """Claims without ``FOR UPDATE SKIP LOCKED``: two claimers can take one item."""
+
+    claim_sql = _SQL["claim"].replace("FOR UPDATE SKIP LOCKED", "")
+    both_sql = _SQL["complete_and_claim"].replace("FOR UPDATE SKIP LOCKED", "")
+
+
+class ClaimsWaitingForLocks(_ClaimSql):
+    """Claims ``FOR UPDATE`` without ``SKIP LOCKED``: claimers wait for each other's rows."""
+
+    claim_sql = _SQL["claim"].replace("FOR UPDATE SKIP LOCKED", "FOR UPDATE")
+    both_sql = _SQL["complete_and_claim"].replace("FOR UPDATE SKIP LOCKED", "FOR UPDATE")
+
+
+class _EnqueueIfDueSql(PostgresWorkQueue):
+    """A PostgreSQL queue whose enqueue_if_due runs :attr:`statements` in one transaction."""
+
+    statements: tuple[str, ...]
+
+    async def enqueue_if_due(self, schedule: WorkSchedule) -> EnqueueResult | None:
+        request = _check(EnqueueRequest(schedule.payload, schedule.dedup_key))
+        async with (
+            self._pool.acquire() as connection,
+            connection.transaction(isolation="read_committed"),
+        ):
+            for statement in self.statements[:-1]:
+                await connection.execute(statement, request.kind)
+            now = self._clock.now()
+            item_id: int | None = await connection.fetchval(
+                self.statements[-1],
+                request.kind,
+                request.payload_json,
+                request.dedup_key,
+                now,
+                now - schedule.interval,
+            )
+        return None if item_id is None else EnqueueResult(id=item_id, created=True)
+
+
+class EnqueueIfDueWithoutTheLock(_EnqueueIfDueSql):
+    """Takes no periodic-kind lock: the due check and insert race other schedulers."""
+
+    statements = (ENQUEUE_IF_DUE,)
+
+
+class EnqueueIfDueLockedInTheInsert(_EnqueueIfDueSql):
+    """Takes the lock inside the insert statement, whose snapshot predates the wait."""
+
+    statements = (
+        ENQUEUE_IF_DUE.replace(
+            "WITH inserted AS (",
+            "WITH locked AS (SELECT pg_advisory_xact_lock(2003923044, hashtext($1::text))),\n"
+            "inserted AS (",
+        ).replace("WHERE NOT EXISTS", "WHERE (SELECT true FROM locked) AND NOT EXISTS", 1),
+    )
+
+
+# The lock EnqueueIfDueLockedInTheInsert takes is the real one, only in the wrong place.
+assert "pg_advisory_xact_lock(2003923044, hashtext($1))" in LOCK_PERIODIC_KIND

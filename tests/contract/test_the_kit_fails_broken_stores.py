@@ -1,0 +1,152 @@
+"""The contract kit fails each store in tests/contract/broken_stores, in the tests aimed at it.
+
+Each broken store has one bug (see broken_stores/stores.py). The kit runs on
+them in a pytest process of its own, as a third party's run would, and each
+must fail in the tests named here (it may fail in more). The in-memory ones run
+the whole suite; the PostgreSQL ones run only the tests named here, to spare
+the time (each check class says which contracts it composes).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import xml.etree.ElementTree as ElementTree
+from collections import defaultdict
+from pathlib import Path
+
+import pytest
+
+BROKEN_STORES = Path(__file__).with_name("broken_stores")
+ROOT = Path(__file__).resolve().parents[2]
+
+LEASE_TESTS = {
+    "test_a_claim_leases_for_the_duration_it_is_given[17s]",
+    "test_a_claim_leases_for_the_duration_it_is_given[95s]",
+    "test_a_heartbeat_extends_the_lease_by_the_duration_it_is_given[17s]",
+    "test_complete_and_claim_leases_the_next_item_for_the_duration_it_is_given[95s]",
+}
+IN_MEMORY: dict[str, set[str]] = {
+    "TestIgnoresLeaseDuration": LEASE_TESTS,
+    "TestDropsProgressOnReads": {
+        "test_get_returns_every_column_of_the_stored_item",
+        "test_get_returns_the_progress_a_heartbeat_wrote",
+        "test_list_items_returns_every_column_of_the_stored_items[oldest first]",
+        "test_list_items_returns_every_column_of_the_stored_items[newest first]",
+    },
+    "TestReleaseForgetsStalls": {
+        "test_a_release_keeps_the_stalls_an_item_already_has[1]",
+        "test_stalls_before_a_release_still_count_towards_the_limit",
+    },
+    "TestClaimsInTwoSteps": {
+        "test_claimers_released_together_each_get_a_different_item",
+        "test_concurrent_claimers_each_get_a_different_item",
+    },
+    "TestEnqueueIfDueInTwoSteps": {
+        "test_concurrent_schedulers_racing_claimers_create_one_item_per_due_round",
+    },
+}
+ON_POSTGRES: dict[str, set[str]] = {
+    "TestNewestFirstIgnoresFilters": {
+        "test_list_items_filters_by_status_and_kind_in_either_order[newest first]",
+        "test_the_limit_applies_after_the_filters_in_either_order[newest first]",
+    },
+    "TestClaimsWithoutSkipLocked": {
+        "test_a_claim_passes_over_an_item_another_transaction_holds_locked",
+        "test_claimers_released_together_each_get_a_different_item",
+        "test_its_claim_passes_over_an_item_another_transaction_holds_locked",
+        "test_workers_released_together_each_claim_a_different_next_item",
+    },
+    "TestClaimsWaitingForLocks": {
+        "test_a_claim_passes_over_an_item_another_transaction_holds_locked",
+        "test_its_claim_passes_over_an_item_another_transaction_holds_locked",
+    },
+    "TestEnqueueIfDueWithoutTheLock": {
+        "test_concurrent_schedulers_racing_claimers_create_one_item_per_due_round",
+    },
+    "TestEnqueueIfDueLockedInTheInsert": {
+        "test_concurrent_schedulers_racing_claimers_create_one_item_per_due_round",
+    },
+}
+
+
+class Outcomes:
+    """What one pytest run of a check module reported, by test class."""
+
+    def __init__(self, junit: Path, output: str) -> None:
+        self.output = output
+        self.failed: dict[str, set[str]] = defaultdict(set)
+        self.errors: dict[str, set[str]] = defaultdict(set)
+        self.ran: dict[str, set[str]] = defaultdict(set)
+        for case in ElementTree.parse(junit).iter("testcase"):
+            test_class = case.get("classname", "").rpartition(".")[2]
+            name = case.get("name", "")
+            self.ran[test_class].add(name)
+            if case.find("failure") is not None:
+                self.failed[test_class].add(name)
+            if case.find("error") is not None:
+                self.errors[test_class].add(name)
+
+
+def run_check(module: str, tmp_path: Path, *arguments: str, env: dict[str, str]) -> Outcomes:
+    junit = tmp_path / f"{module}.xml"
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            str(BROKEN_STORES / f"{module}.py"),
+            "-p",
+            "no:cacheprovider",
+            "-q",
+            f"--junitxml={junit}",
+            *arguments,
+        ],
+        cwd=ROOT,
+        env={**os.environ, **env},
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    assert result.returncode == 1, result.stdout[-3000:] + result.stderr[-3000:]
+    return Outcomes(junit, result.stdout)
+
+
+@pytest.fixture(scope="module")
+def in_memory(tmp_path_factory: pytest.TempPathFactory) -> Outcomes:
+    return run_check("check_memory", tmp_path_factory.mktemp("memory"), env={})
+
+
+@pytest.fixture(scope="module")
+def on_postgres(tmp_path_factory: pytest.TempPathFactory, postgres_admin_url: str) -> Outcomes:
+    names = sorted({name.partition("[")[0] for names in ON_POSTGRES.values() for name in names})
+    return run_check(
+        "check_postgres",
+        tmp_path_factory.mktemp("postgres"),
+        "-k",
+        " or ".join(names),
+        env={"WORKQUEUE_TEST_DATABASE_URL": postgres_admin_url},
+    )
+
+
+def check(outcomes: Outcomes, test_class: str, expected: set[str]) -> None:
+    assert outcomes.ran[test_class], f"{test_class} did not run:\n{outcomes.output[-3000:]}"
+    assert not outcomes.errors[test_class], (test_class, outcomes.errors[test_class])
+    missed = expected - outcomes.failed[test_class]
+    assert not missed, f"{test_class} passed what it should fail: {sorted(missed)}"
+
+
+@pytest.mark.parametrize("test_class", sorted(IN_MEMORY))
+def test_the_kit_fails_each_broken_in_memory_store(in_memory: Outcomes, test_class: str) -> None:
+    check(in_memory, test_class, IN_MEMORY[test_class])
+
+
+def test_the_kit_passes_nothing_else_of_the_broken_in_memory_stores(in_memory: Outcomes) -> None:
+    # Every test class in check_memory.py is a broken store and is listed above.
+    assert set(in_memory.ran) == set(IN_MEMORY)
+
+
+@pytest.mark.parametrize("test_class", sorted(ON_POSTGRES))
+def test_the_kit_fails_each_broken_postgres_store(on_postgres: Outcomes, test_class: str) -> None:
+    check(on_postgres, test_class, ON_POSTGRES[test_class])
