@@ -17,13 +17,16 @@ from pydantic import JsonValue
 
 from adapters.memory import InMemoryState, InMemoryWorkQueue, InMemoryWorkStore
 from adapters.postgres import PostgresWorkQueue, PostgresWorkStore
-from adapters.postgres.queue import _check
-from adapters.postgres.queue_sql import ENQUEUE_IF_DUE, LOCK_PERIODIC_KIND
+from adapters.postgres.channel import CHANNEL
+from adapters.postgres.enqueue_plan import check_request
+from adapters.postgres.queue_sql import STATEMENTS
 from adapters.postgres.rows import work_item_from_row
 from adapters.postgres.store import _SQL
 from domain import Clock, EnqueueRequest, EnqueueResult, Lease, WorkItem, WorkSchedule, WorkStatus
 
 FIXED_LEASE = timedelta(seconds=60)
+ENQUEUE_IF_DUE = STATEMENTS["enqueue_if_due"]
+LOCK_PERIODIC_KIND = STATEMENTS["lock_periodic_kind"]
 
 
 class IgnoresLeaseDuration(InMemoryWorkStore):
@@ -207,7 +210,7 @@ class _EnqueueIfDueSql(PostgresWorkQueue):
     statements: tuple[str, ...]
 
     async def enqueue_if_due(self, schedule: WorkSchedule) -> EnqueueResult | None:
-        request = _check(EnqueueRequest(schedule.payload, schedule.dedup_key))
+        request = check_request(EnqueueRequest(schedule.payload, schedule.dedup_key))
         async with (
             self._pool.acquire() as connection,
             connection.transaction(isolation="read_committed"),
@@ -222,6 +225,7 @@ class _EnqueueIfDueSql(PostgresWorkQueue):
                 request.dedup_key,
                 now,
                 now - schedule.interval,
+                CHANNEL,
             )
         return None if item_id is None else EnqueueResult(id=item_id, created=True)
 
