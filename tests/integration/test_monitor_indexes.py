@@ -110,7 +110,11 @@ def scans(plan: dict[str, Any]) -> list[tuple[str, str | None]]:
 
 
 def indexes_read(plan: dict[str, Any]) -> set[str | None]:
-    return {index for _, index in scans(plan)}
+    """The indexes the plan reads the table through (a heap scan behind a bitmap is
+    the bitmap's index, which its child node names)."""
+    read = {index for node_type, index in scans(plan) if node_type != "Bitmap Heap Scan"}
+    read |= {node["Index Name"] for node in nodes(plan) if node["Node Type"] == "Bitmap Index Scan"}
+    return read
 
 
 def pages_touched(plan: dict[str, Any]) -> int:
