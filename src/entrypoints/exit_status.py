@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from enum import IntEnum
 
-from adapters.postgres import MigrationError
+from adapters.postgres import MigrationError, SchemaNotCurrentError
 from domain import (
     InvalidDedupKeyError,
     InvalidPayloadError,
@@ -21,7 +21,6 @@ from domain import (
 )
 from entrypoints.worker.database import DatabaseUnreachableError
 from entrypoints.worker.embedded import EmbeddedDatabaseError
-from entrypoints.worker.schema import SchemaNotMigratedError
 from entrypoints.worker.settings import SettingsError
 
 __all__ = ["ExitStatus", "exit_status_for"]
@@ -44,7 +43,7 @@ _FAILURES: tuple[type[Exception], ...] = (
     EmbeddedDatabaseError,
     KindRegistryError,
     MigrationError,
-    SchemaNotMigratedError,
+    SchemaNotCurrentError,
     StoreUnavailableError,
 )
 

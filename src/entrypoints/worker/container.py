@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import inspect
 import logging
-from datetime import timedelta
 from typing import TypeVar
 
 from dependency_injector import containers, providers
@@ -40,17 +39,14 @@ from entrypoints.worker.database import (
 )
 from entrypoints.worker.handlers import TokenCleanupHandler, WorkItemRetentionHandler
 from entrypoints.worker.schema import PostgresSchema
+from entrypoints.worker.seconds import to_seconds
 from entrypoints.worker.settings import WorkerSettings
 
 __all__ = ["WorkerContainer", "build_container", "provide", "shutdown_resources"]
 
 T = TypeVar("T")
 
-logger = logging.getLogger("workqueue.cli")
-
-
-def _seconds(duration: timedelta) -> float:
-    return duration.total_seconds()
+logger = logging.getLogger("workqueue.container")
 
 
 def _kind_names(registry: KindRegistry[WorkKind]) -> frozenset[str]:
@@ -60,24 +56,26 @@ def _kind_names(registry: KindRegistry[WorkKind]) -> frozenset[str]:
 class WorkerContainer(containers.DeclarativeContainer):
     """The worker's object graph. Tests override providers; they never patch."""
 
-    # Filled from WorkerSettings by build_container; strict, so a missing option
-    # fails loudly instead of wiring None into a service.
-    config = providers.Configuration(strict=True)
+    # The WorkerSettings object itself, validated once by load_settings; each
+    # provider reads its field from it, so every value keeps its type (a duration
+    # is a timedelta) on its way to the service that reads it. Not given, any
+    # provider that needs it fails loudly instead of wiring None into a service.
+    settings = providers.Dependency(instance_of=WorkerSettings)
 
     clock = providers.Singleton(SystemClock)
 
     database = providers.Resource(
         open_database,
-        database_url=config.database_url,
-        embedded_data_dir=config.embedded_data_dir,
+        database_url=settings.provided.database_url,
+        embedded_data_dir=settings.provided.embedded_data_dir,
     )
     pool = providers.Resource(
         open_pool,
         database,
         clock=clock,
-        min_size=config.pool_min_size,
-        max_size=config.pool_max_size,
-        attempts=config.connect_attempts,
+        min_size=settings.provided.pool_min_size,
+        max_size=settings.provided.pool_max_size,
+        attempts=settings.provided.connect_attempts,
     )
     schema = providers.Singleton(PostgresSchema, pool)
 
@@ -96,26 +94,26 @@ class WorkerContainer(containers.DeclarativeContainer):
             TokenCleanupHandler,
             refresh_tokens,
             clock,
-            batch_size=config.token_cleanup_batch_size,
+            batch_size=settings.provided.token_cleanup_batch_size,
         ),
         providers.Singleton(
             WorkItemRetentionHandler,
             work_store,
             clock,
-            config.retention,
-            batch_size=config.retention_batch_size,
+            settings.provided.retention,
+            batch_size=settings.provided.retention_batch_size,
         ),
     )
     schedules = providers.List(
         providers.Singleton(
             WorkSchedule,
             payload=providers.Singleton(TokenCleanup),
-            interval=config.token_cleanup_interval,
+            interval=settings.provided.token_cleanup_interval,
         ),
         providers.Singleton(
             WorkSchedule,
             payload=providers.Singleton(WorkItemRetention),
-            interval=config.retention_interval,
+            interval=settings.provided.retention_interval,
         ),
     )
     registry = providers.Singleton(
@@ -124,38 +122,38 @@ class WorkerContainer(containers.DeclarativeContainer):
 
     executor_settings = providers.Singleton(
         ExecutorSettings,
-        heartbeat_interval=providers.Callable(_seconds, config.heartbeat_interval),
-        lease_duration=providers.Callable(_seconds, config.lease_duration),
-        max_error_length=config.max_error_length,
-        max_progress_bytes=config.max_progress_bytes,
+        heartbeat_interval=providers.Callable(to_seconds, settings.provided.heartbeat_interval),
+        lease_duration=providers.Callable(to_seconds, settings.provided.lease_duration),
+        max_error_length=settings.provided.max_error_length,
+        max_progress_bytes=settings.provided.max_progress_bytes,
     )
     executor = providers.Singleton(
         WorkExecutor,
         work_store,
         registry,
         clock,
-        worker_id=config.worker_id,
+        worker_id=settings.provided.worker_id,
         settings=executor_settings,
     )
     scheduler = providers.Singleton(WorkScheduler, work_queue, schedules)
-    recovery = providers.Singleton(LeaseRecovery, work_store, max_stalls=config.max_stalls)
+    recovery = providers.Singleton(
+        LeaseRecovery, work_store, max_stalls=settings.provided.max_stalls
+    )
     worker = providers.Singleton(
         Worker,
         executor=executor,
         scheduler=scheduler,
         recovery=recovery,
         clock=clock,
-        poll_interval=providers.Callable(_seconds, config.poll_interval),
+        poll_interval=providers.Callable(to_seconds, settings.provided.poll_interval),
         notifications=notifications,
         kinds=providers.Callable(_kind_names, registry),
     )
 
 
 def build_container(settings: WorkerSettings) -> WorkerContainer:
-    """A container configured from ``settings``; nothing in it is built yet."""
-    container = WorkerContainer()
-    container.config.from_pydantic(settings)
-    return container
+    """A container wired from ``settings``; nothing in it is built yet."""
+    return WorkerContainer(settings=providers.Object(settings))
 
 
 async def provide(provider: providers.Provider[T]) -> T:

@@ -13,6 +13,7 @@ from dependency_injector import providers
 from worker_world import SECRET, WorkerWorld
 
 from adapters.memory import InMemoryRefreshTokenStore
+from adapters.postgres import SchemaNotCurrentError
 from application.execution import ExecutorSettings
 from application.registry import KindRegistry
 from domain import (
@@ -27,7 +28,6 @@ from domain import (
 from entrypoints.worker.container import provide
 from entrypoints.worker.handlers import TokenCleanupHandler
 from entrypoints.worker.run import ShutdownSignals, run_worker
-from entrypoints.worker.schema import SchemaNotMigratedError
 from entrypoints.worker.settings import WorkerSettings
 
 # Time never passes on the FakeClock, so a start-up that wrongly succeeds would run
@@ -152,7 +152,7 @@ async def test_startup_applies_pending_migrations(world: WorkerWorld) -> None:
 async def test_without_migrating_an_unmigrated_database_stops_startup(world: WorkerWorld) -> None:
     world.schema.missing = ["0001_work_items"]
 
-    with pytest.raises(SchemaNotMigratedError, match="run `workqueue migrate`"):
+    with pytest.raises(SchemaNotCurrentError, match="run `workqueue migrate`"):
         async with asyncio.timeout(SAFETY_NET):
             await run_worker(world.container(), migrate=False, stop_signals=())
 
