@@ -106,7 +106,8 @@ def _read_migrations() -> tuple[Migration, ...]:
             Migration(
                 version=int(match["version"]),
                 name=entry.name.removesuffix(".sql"),
-                sql=entry.read_text(encoding="utf-8"),
+                # bytes.decode() is UTF-8 whatever the locale, unlike read_text().
+                sql=entry.read_bytes().decode(),
             )
         )
     migrations.sort(key=lambda migration: migration.version)

@@ -97,7 +97,8 @@ def load_statements(file_name: str) -> StatementFile:
 
 def _read_statements(file_name: str) -> StatementFile:
     # Apart from the cache so that mutmut, which skips decorated functions, mutates it.
-    text = files(_PACKAGE).joinpath("sql", file_name).read_text(encoding="utf-8")
+    # bytes.decode() is UTF-8 whatever the locale, unlike read_text().
+    text = files(_PACKAGE).joinpath("sql", file_name).read_bytes().decode()
     return parse_statements(file_name, text)
 
 

@@ -210,15 +210,14 @@ class FakeClock:
 
         :raises asyncio.CancelledError: when the sleeping task is cancelled.
         """
-        loop = asyncio.get_running_loop()
-        _steps_on(loop)
+        now = self.now()
         if seconds <= 0:
             await asyncio.sleep(0)
             return
         sleeper = _Sleeper(
-            deadline=self.now() + timedelta(seconds=seconds),
+            deadline=now + timedelta(seconds=seconds),
             sequence=next(self._sequence),
-            wake=loop.create_future(),
+            wake=asyncio.get_running_loop().create_future(),
         )
         heapq.heappush(self._sleepers, sleeper)
         try:
@@ -303,7 +302,7 @@ class FakeClock:
         :raises RuntimeError: if the loop is still busy after
             :data:`MAX_SETTLE_YIELDS` yields: some task never blocks.
         """
-        self._apply_pending()
+        # A pending jump is made at the first of these turns.
         loop = asyncio.get_running_loop()
         steps = _steps_on(loop)
         current = asyncio.current_task()
