@@ -89,3 +89,21 @@ class TestWhereAStatementBeginsAndEnds:
         statements = parse_statements("x.sql", "-- about this file\n\n-- name: one\nSELECT 1;\n")
 
         assert dict(statements) == {"one": "SELECT 1"}
+
+
+def test_a_statement_file_is_read_from_the_package_on_first_use_and_then_kept() -> None:
+    load_statements.cache_clear()
+    try:
+        statements = load_statements("tokens.sql")
+
+        assert load_statements("tokens.sql") is statements
+        assert statements.file_name == "tokens.sql"
+        assert list(statements) == ["delete_expired_and_revoked"]
+        assert "FROM refresh_tokens" in statements["delete_expired_and_revoked"]
+    finally:
+        load_statements.cache_clear()
+
+
+def test_a_statement_file_that_is_not_shipped_is_not_found() -> None:
+    with pytest.raises(FileNotFoundError):
+        load_statements("nope.sql")

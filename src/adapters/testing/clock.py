@@ -86,11 +86,11 @@ class _CountedCoroutine(Coroutine[Any, Any, Any]):
         self._steps = steps
 
     def send(self, value: Any) -> Any:
-        self._steps.taken += 1
+        self._steps.count()
         return self._coroutine.send(value)
 
     def throw(self, *error: Any) -> Any:
-        self._steps.taken += 1
+        self._steps.count()
         return self._coroutine.throw(*error)
 
     def close(self) -> None:
@@ -115,6 +115,10 @@ class _StepCounter:
     def __init__(self, previous: Callable[..., asyncio.Future[Any]] | None) -> None:
         self.taken = 0
         self._previous = previous
+
+    def count(self) -> None:
+        """One more step of one of the loop's tasks."""
+        self.taken += 1
 
     def __call__(
         self,

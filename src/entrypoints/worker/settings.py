@@ -14,6 +14,7 @@ import os
 import secrets
 import socket
 from datetime import timedelta
+from functools import partial
 from pathlib import Path
 from typing import Annotated, Any, Literal
 from urllib.parse import urlsplit
@@ -95,6 +96,10 @@ _LARGEST_COUNT = 2**31 - 1
 # The checks are plain functions named in the fields' types, not decorated
 # methods: mutmut cannot mutate a decorated method (docs/adr/0006).
 
+# The settings a check compares with, as an operator writes them.
+_LEASE_DURATION = env_name("lease_duration")
+_POOL_MIN_SIZE = env_name("pool_min_size")
+
 
 def _checked_database_url(value: SecretStr | None) -> SecretStr | None:
     # The messages never quote the URL: it may carry a password.
@@ -125,14 +130,14 @@ def _heartbeat_renews_before_the_lease_ends(value: timedelta, info: ValidationIn
     lease = info.data.get("lease_duration")
     # A heartbeat no sooner than the lease's end lets every lease expire mid-run.
     if lease is not None and value >= lease:
-        raise ValueError(f"must be less than {env_name('lease_duration')} ({seconds_text(lease)})")
+        raise ValueError(f"must be less than {_LEASE_DURATION} ({seconds_text(lease)})")
     return value
 
 
 def _pool_holds_its_minimum(value: int, info: ValidationInfo) -> int:
     minimum = info.data.get("pool_min_size")
     if minimum is not None and value < minimum:
-        raise ValueError(f"must be at least {env_name('pool_min_size')} ({minimum})")
+        raise ValueError(f"must be at least {_POOL_MIN_SIZE} ({minimum})")
     return value
 
 
@@ -193,12 +198,20 @@ class WorkerSettings(BaseSettings):
     pool_min_size: _Count = DEFAULT_POOL_MIN_SIZE
     pool_max_size: _PoolMaxSize = DEFAULT_POOL_MAX_SIZE
 
+    # A default that needs converting is made when the settings are, not at import,
+    # so mutation testing reaches from_seconds.
     # Read by the worker loop: the sleep between cycles when nothing is claimable.
-    poll_interval: PositiveDuration = from_seconds(DEFAULT_POLL_INTERVAL)
+    poll_interval: PositiveDuration = Field(
+        default_factory=partial(from_seconds, DEFAULT_POLL_INTERVAL)
+    )
     # Read by the executor (claim and heartbeat): how long a lease lasts unrenewed.
-    lease_duration: PositiveDuration = from_seconds(DEFAULT_EXECUTOR_SETTINGS.lease_duration)
+    lease_duration: PositiveDuration = Field(
+        default_factory=partial(from_seconds, DEFAULT_EXECUTOR_SETTINGS.lease_duration)
+    )
     # Read by the executor: how often a running item's lease is renewed.
-    heartbeat_interval: _Heartbeat = from_seconds(DEFAULT_EXECUTOR_SETTINGS.heartbeat_interval)
+    heartbeat_interval: _Heartbeat = Field(
+        default_factory=partial(from_seconds, DEFAULT_EXECUTOR_SETTINGS.heartbeat_interval)
+    )
     # Read by lease recovery: the stall that fails an item instead of requeueing it.
     max_stalls: _Count = DEFAULT_MAX_STALLS
     # Read by the executor: the longest error text stored on a failed item.

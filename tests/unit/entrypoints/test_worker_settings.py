@@ -402,3 +402,9 @@ def test_a_default_passes_the_same_checks_as_a_given_value(
 
 def test_a_settings_error_is_one_of_the_queues_errors() -> None:
     assert issubclass(SettingsError, WorkQueueError)
+
+
+def test_a_pool_may_open_exactly_its_minimum() -> None:
+    settings = load_settings(pool_min_size=3, pool_max_size=3)
+
+    assert (settings.pool_min_size, settings.pool_max_size) == (3, 3)

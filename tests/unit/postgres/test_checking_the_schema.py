@@ -48,12 +48,25 @@ class TestASchemaThatIsNotCurrent:
         assert issubclass(MigrationError, WorkQueueError)
 
 
+class OtherFilesFirst:
+    """A package's files, listed with what is not a migration first, whatever the disk says."""
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+
+    def joinpath(self, name: str) -> OtherFilesFirst:
+        return OtherFilesFirst(self.directory / name)
+
+    def iterdir(self) -> list[Path]:
+        return sorted(self.directory.iterdir(), key=lambda path: (path.suffix == ".sql", path))
+
+
 class TestTheShippedMigrations:
     @pytest.fixture
     def shipped(self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
         """An empty migrations directory standing in for the package's, read afresh."""
         (tmp_path / "migrations").mkdir()
-        monkeypatch.setattr(migrations_module, "files", lambda package: tmp_path)
+        monkeypatch.setattr(migrations_module, "files", lambda package: OtherFilesFirst(tmp_path))
         available_migrations.cache_clear()
         yield tmp_path / "migrations"
         monkeypatch.undo()
