@@ -628,3 +628,42 @@ class TestAnAdvanceNotAwaited:
             await advance
 
         assert seconds_since_start(clock) == 10
+
+
+def test_settling_from_a_task_that_sees_every_task_still_waits_for_the_others() -> None:
+    # A loop of its own, its clock made first: every task after that is counted,
+    # the one that settles included, and no task the clock cannot see is alive.
+    loop = asyncio.new_event_loop()
+    try:
+
+        async def make_clock() -> FakeClock:
+            return FakeClock()
+
+        clock = loop.run_until_complete(make_clock())
+
+        async def settle_beside_a_busy_task() -> tuple[list[int], int]:
+            done: list[int] = []
+            turns = 0
+            busy = asyncio.create_task(steps(20, done)())
+            real_sleep = asyncio.sleep
+
+            async def counted_sleep(delay: float) -> None:
+                nonlocal turns
+                turns += 1
+                await real_sleep(delay)
+
+            asyncio.sleep = counted_sleep  # type: ignore[assignment]
+            try:
+                await clock.settle()
+            finally:
+                asyncio.sleep = real_sleep
+            assert busy.done()
+            return done, turns
+
+        done, turns = loop.run_until_complete(settle_beside_a_busy_task())
+    finally:
+        loop.close()
+
+    assert done == [20]
+    # The busy task's steps and its end, then the quiet turns: no blind wait.
+    assert turns < BLIND_QUIET_TURNS

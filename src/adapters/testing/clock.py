@@ -149,9 +149,9 @@ def _counted(task: asyncio.Task[Any]) -> bool:
     return isinstance(task.get_coro(), _CountedCoroutine)
 
 
-def _sees_all(loop: asyncio.AbstractEventLoop, current: asyncio.Task[Any] | None) -> bool:
-    """Whether every live task of ``loop`` but ``current`` counts its steps."""
-    return all(_counted(task) for task in asyncio.all_tasks(loop) if task is not current)
+def _sees_all(current: asyncio.Task[Any] | None) -> bool:
+    """Whether every live task of the running loop but ``current`` counts its steps."""
+    return all(_counted(task) for task in asyncio.all_tasks() if task is not current)
 
 
 def _running_loop() -> asyncio.AbstractEventLoop | None:
@@ -311,8 +311,7 @@ class FakeClock:
             :data:`MAX_SETTLE_YIELDS` yields: some task never blocks.
         """
         # A pending jump is made at the first of these turns.
-        loop = asyncio.get_running_loop()
-        steps = _steps_on(loop)
+        steps = _steps_on(asyncio.get_running_loop())
         current = asyncio.current_task()
         # Our own task's steps count too when it was created after the factory was set.
         own = 1 if current is not None and _counted(current) else 0
@@ -321,7 +320,7 @@ class FakeClock:
             before = steps.taken
             await asyncio.sleep(0)
             quiet = quiet + 1 if steps.taken - before <= own else 0
-            if quiet >= QUIET_TURNS and (quiet >= BLIND_QUIET_TURNS or _sees_all(loop, current)):
+            if quiet >= QUIET_TURNS and (quiet >= BLIND_QUIET_TURNS or _sees_all(current)):
                 return
         raise RuntimeError(
             f"the event loop did not settle after {MAX_SETTLE_YIELDS} yields: "
@@ -337,20 +336,20 @@ class Advance:
     and runs the stepwise advance instead.
     """
 
-    __slots__ = ("_awaited", "_clock", "target")
+    __slots__ = ("_clock", "target")
 
     def __init__(self, clock: FakeClock, target: datetime) -> None:
-        self._clock = clock
+        # The clock until the advance is awaited, then None.
+        self._clock: FakeClock | None = clock
         self.target = target
-        self._awaited = False
 
     def __await__(self) -> Generator[object, None, None]:
-        if self._awaited:
+        clock, self._clock = self._clock, None
+        if clock is None:
             raise RuntimeError("an advance is awaited at most once")
-        self._awaited = True
-        if not self._clock._claim(self):
+        if not clock._claim(self):
             raise RuntimeError(
                 "this advance was already made as a jump: await it where it is made, "
                 "as `await clock.advance(seconds)`"
             )
-        return self._clock._advance_stepwise(self.target).__await__()
+        return clock._advance_stepwise(self.target).__await__()

@@ -408,3 +408,20 @@ def test_a_pool_may_open_exactly_its_minimum() -> None:
     settings = load_settings(pool_min_size=3, pool_max_size=3)
 
     assert (settings.pool_min_size, settings.pool_max_size) == (3, 3)
+
+
+@pytest.mark.parametrize(
+    ("setting", "value", "message"),
+    [
+        ("database_url", "postgresql://app@db/my queue", "must not contain whitespace"),
+        ("worker_id", "   ", "must not be blank"),
+        ("worker_id", "w\ud800", "must be UTF-8 text (it holds a lone surrogate)"),
+    ],
+)
+def test_text_no_setting_can_use_is_refused_saying_why(
+    setting: str, value: str, message: str
+) -> None:
+    with pytest.raises(SettingsError) as refused:
+        load_settings(**{setting: value})
+
+    assert str(refused.value) == f"invalid setting WORKQUEUE_{setting.upper()}: {message}"
