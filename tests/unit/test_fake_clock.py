@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
-from collections.abc import Awaitable, Callable, Coroutine
+import types
+from collections.abc import Awaitable, Callable, Coroutine, Generator
 from datetime import UTC, datetime, timedelta, timezone, tzinfo
 from typing import Any
 
@@ -490,24 +491,25 @@ async def test_tasks_started_after_the_clock_is_first_used_are_seen(
 
 async def test_a_task_factory_set_before_the_clock_still_builds_the_tasks() -> None:
     loop = asyncio.get_running_loop()
-    built: list[str] = []
+    built: list[tuple[bool, dict[str, Any]]] = []
 
     def factory(
-        loop: asyncio.AbstractEventLoop, coro: Coroutine[Any, Any, Any], **kwargs: Any
+        given: asyncio.AbstractEventLoop, coro: Coroutine[Any, Any, Any], **kwargs: Any
     ) -> asyncio.Task[Any]:
-        built.append(kwargs.get("name") or "task")
-        return asyncio.Task(coro, loop=loop, **kwargs)
+        built.append((given is loop, kwargs))
+        return asyncio.Task(coro, loop=given, **kwargs)
 
+    context = contextvars.copy_context()
     loop.set_task_factory(factory)
     try:
         clock = FakeClock()
         done: list[int] = []
-        task = asyncio.create_task(steps(30, done)())
+        task = loop.create_task(steps(30, done)(), context=context)
         await clock.settle()
     finally:
         loop.set_task_factory(None)
 
-    assert (built, task.done()) == (["task"], True)
+    assert (built, task.done()) == ([(True, {"context": context})], True)
 
 
 async def test_a_task_created_in_a_context_runs_in_it() -> None:
@@ -667,3 +669,29 @@ def test_settling_from_a_task_that_sees_every_task_still_waits_for_the_others() 
     assert done == [20]
     # The busy task's steps and its end, then the quiet turns: no blind wait.
     assert turns < BLIND_QUIET_TURNS
+
+
+async def test_the_coroutine_of_a_seen_task_passes_on_what_is_sent_and_thrown_to_it() -> None:
+    FakeClock()
+
+    @types.coroutine
+    def echo() -> Generator[None, object, object]:
+        try:
+            received = yield
+        except LookupError as error:
+            return f"caught {error}"
+        return received
+
+    sent = asyncio.create_task(echo())
+    thrown = asyncio.create_task(echo())
+    for task in (sent, thrown):
+        task.get_coro().send(None)  # started by hand, before the loop's first turn
+
+    with pytest.raises(StopIteration) as answered:
+        sent.get_coro().send("hello")
+    with pytest.raises(StopIteration) as caught:
+        thrown.get_coro().throw(LookupError("x"))
+
+    assert (answered.value.value, caught.value.value) == ("hello", "caught x")
+    # The tasks' own steps find their coroutines finished; how they end is theirs.
+    await asyncio.gather(sent, thrown, return_exceptions=True)

@@ -49,7 +49,7 @@ from collections.abc import Callable, Coroutine, Generator
 from contextvars import Context
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import Any, TypeVar, cast
+from typing import Any, TypeVar
 
 __all__ = [
     "BLIND_QUIET_TURNS",
@@ -112,8 +112,10 @@ class _StepCounter:
     the tasks.
     """
 
+    # Only differences of it are read, so it starts as a class attribute.
+    taken = 0
+
     def __init__(self, previous: Callable[..., asyncio.Future[Any]] | None) -> None:
-        self.taken = 0
         self._previous = previous
 
     def count(self) -> None:
@@ -128,7 +130,7 @@ class _StepCounter:
         **kwargs: Any,
     ) -> asyncio.Future[_T]:
         # A generator-based coroutine has send, throw and close too, all this uses.
-        counted = _CountedCoroutine(cast(Coroutine[Any, Any, _T], coro), self)
+        counted = _CountedCoroutine(coro, self)  # type: ignore[arg-type]
         if self._previous is not None:
             return self._previous(loop, counted, **kwargs)
         context: Context | None = kwargs.get("context")
