@@ -465,7 +465,7 @@ async def test_a_task_started_before_the_clock_is_waited_for_a_hundred_still_tur
     assert turns == BLIND_QUIET_TURNS == 100
 
 
-@pytest.mark.parametrize("first_use", ["created", "asked the time", "slept"])
+@pytest.mark.parametrize("first_use", ["created", "advanced", "slept"])
 async def test_tasks_started_after_the_clock_is_first_used_are_seen(
     first_use: str, slept: list[float]
 ) -> None:
@@ -474,8 +474,8 @@ async def test_tasks_started_after_the_clock_is_first_used_are_seen(
         clock = FakeClock()
     else:
         clock = await asyncio.to_thread(FakeClock)  # made off the loop: it touches none
-        if first_use == "asked the time":
-            clock.now()
+        if first_use == "advanced":
+            clock.advance(0)
         else:
             await clock.sleep(0)
     slept.clear()
