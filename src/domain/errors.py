@@ -1,4 +1,18 @@
-"""Every error the queue raises on purpose, in one place."""
+"""The domain's errors, and :class:`WorkQueueError`, the base of every error workqueue raises.
+
+``except WorkQueueError`` catches anything the queue raises on purpose. The
+errors of the model and the ports are here; the others live beside the code
+that raises them and derive from :class:`WorkQueueError` all the same:
+
+- ``adapters.postgres``: :class:`~adapters.postgres.MigrationError` (a migration
+  file is malformed or failed), :class:`~adapters.postgres.SchemaNotCurrentError`
+  (the database lacks migrations, or has some this code does not know).
+- ``entrypoints.worker``: :class:`~entrypoints.worker.settings.SettingsError`
+  (a ``WORKQUEUE_*`` setting cannot be used),
+  :class:`~entrypoints.worker.database.DatabaseUnreachableError` (no answer within
+  the connect attempts), :class:`~entrypoints.worker.embedded.EmbeddedDatabaseError`
+  (the embedded PostgreSQL cannot start here).
+"""
 
 from __future__ import annotations
 
@@ -16,7 +30,7 @@ __all__ = [
 
 
 class WorkQueueError(Exception):
-    """Base class of the queue's own errors."""
+    """Base class of every error workqueue raises on purpose, in any layer."""
 
 
 class PayloadDefinitionError(WorkQueueError, TypeError):

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from enum import IntEnum
 
-from adapters.postgres import MigrationError
+from adapters.postgres import MigrationError, SchemaNotCurrentError
 from domain import (
     InvalidDedupKeyError,
     InvalidPayloadError,
@@ -23,7 +23,6 @@ from domain import (
 from entrypoints.web.listen import ListenError
 from entrypoints.worker.database import DatabaseUnreachableError
 from entrypoints.worker.embedded import EmbeddedDatabaseError
-from entrypoints.worker.schema import SchemaNotMigratedError
 from entrypoints.worker.settings import SettingsError
 
 __all__ = ["ExitStatus", "exit_status_for"]
@@ -47,7 +46,7 @@ _FAILURES: tuple[type[Exception], ...] = (
     KindRegistryError,
     ListenError,
     MigrationError,
-    SchemaNotMigratedError,
+    SchemaNotCurrentError,
     StoreUnavailableError,
 )
 

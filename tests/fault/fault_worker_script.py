@@ -29,7 +29,7 @@ def with_fault_kinds(settings: WorkerSettings) -> WorkerContainer:
             providers.Object([Chore]),
             providers.List(
                 providers.Singleton(
-                    ChoreHandler, container.pool, container.clock, container.config.worker_id
+                    ChoreHandler, container.pool, container.clock, settings.worker_id
                 ),
             ),
         )

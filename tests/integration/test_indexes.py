@@ -180,6 +180,9 @@ async def test_a_claim_reads_the_claim_index_and_few_pages_beside_a_million_fini
         "worker",
         now,
         now + LEASE,
+        None,  # no lease to complete first
+        None,
+        None,
     )
 
     assert ("Index Scan", "work_items_claim") in scans(plan)

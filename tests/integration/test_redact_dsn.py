@@ -39,3 +39,29 @@ CASES = {
 def test_the_password_is_hidden_and_everything_else_kept(dsn: str, shown: str) -> None:
     assert redact_dsn(dsn) == shown
     assert "s3cret" not in redact_dsn(dsn)
+
+
+class TestOnlyThePasswordIsHidden:
+    @pytest.mark.parametrize(
+        ("dsn", "shown"),
+        [
+            ("postgresql://app:pa:ss@db/queue", "postgresql://app:***@db/queue"),
+            ("postgresql://app@db/queue", "postgresql://app@db/queue"),
+            ("postgresql://db:5432/queue", "postgresql://db:5432/queue"),
+            (
+                "postgresql://app@db/queue?password=s3cret&application_name=",
+                "postgresql://app@db/queue?password=***&application_name=",
+            ),
+            (
+                "postgresql://app@db/queue?options=-c%20search_path%3Dq&sslmode=require",
+                "postgresql://app@db/queue?options=-c%20search_path%3Dq&sslmode=require",
+            ),
+            (
+                "postgresql://app@/queue?host=/run/pg&password=s3cret",
+                "postgresql://app@/queue?host=/run/pg&password=***",
+            ),
+        ],
+        ids=["colon-in-password", "user-only", "no-user", "blank-beside", "no-password", "socket"],
+    )
+    def test_only_the_password_changes(self, dsn: str, shown: str) -> None:
+        assert redact_dsn(dsn) == shown

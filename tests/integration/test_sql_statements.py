@@ -49,3 +49,61 @@ def test_looking_up_a_missing_statement_names_the_file() -> None:
 def test_a_malformed_statement_file_is_refused(text: str, problem: str) -> None:
     with pytest.raises(ValueError, match=problem):
         parse_statements("bad.sql", text)
+
+
+class TestWhereAStatementBeginsAndEnds:
+    def test_a_statement_keeps_its_text_without_the_semicolon_or_surrounding_space(self) -> None:
+        statements = parse_statements("x.sql", "-- name: one\n  SELECT 1 ;  \n")
+
+        assert statements["one"] == "SELECT 1"
+
+    def test_each_statement_ends_where_the_next_name_line_begins(self) -> None:
+        text = "-- name: one\nSELECT 1;\n-- name: two\nSELECT 2;\n-- name: three\nSELECT 3;\n"
+
+        assert dict(parse_statements("x.sql", text)) == {
+            "one": "SELECT 1",
+            "two": "SELECT 2",
+            "three": "SELECT 3",
+        }
+
+    def test_a_missing_statement_is_named_with_its_file(self) -> None:
+        statements = parse_statements("x.sql", "-- name: one\nSELECT 1;\n")
+
+        with pytest.raises(KeyError) as missing:
+            statements["two"]
+
+        assert missing.value.args == ("x.sql defines no statement named 'two'",)
+
+    @pytest.mark.parametrize(
+        "text",
+        [
+            "-- name: one\n-- only a comment\n\n-- name: two\nSELECT 2;\n",
+            "-- name: one\n   \n-- name: two\nSELECT 2;\n",
+        ],
+    )
+    def test_a_name_with_only_comments_or_blanks_under_it_is_refused(self, text: str) -> None:
+        with pytest.raises(ValueError, match=r"^x\.sql: the statement 'one' is empty$"):
+            parse_statements("x.sql", text)
+
+    def test_comments_and_blank_lines_may_come_before_the_first_name(self) -> None:
+        statements = parse_statements("x.sql", "-- about this file\n\n-- name: one\nSELECT 1;\n")
+
+        assert dict(statements) == {"one": "SELECT 1"}
+
+
+def test_a_statement_file_is_read_from_the_package_on_first_use_and_then_kept() -> None:
+    load_statements.cache_clear()
+    try:
+        statements = load_statements("tokens.sql")
+
+        assert load_statements("tokens.sql") is statements
+        assert statements.file_name == "tokens.sql"
+        assert list(statements) == ["delete_expired_and_revoked"]
+        assert "FROM refresh_tokens" in statements["delete_expired_and_revoked"]
+    finally:
+        load_statements.cache_clear()
+
+
+def test_a_statement_file_that_is_not_shipped_is_not_found() -> None:
+    with pytest.raises(FileNotFoundError):
+        load_statements("nope.sql")

@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 from enum import StrEnum
 
+import pytest
+
 from adapters.memory import InMemoryState, InMemoryWorkNotifications, InMemoryWorkQueue
 from adapters.testing import FakeClock
 from adapters.testing.contract import AlphaJob, BetaJob, ContractKind
@@ -91,3 +93,45 @@ async def test_a_waiter_on_another_state_is_not_woken() -> None:
 
     assert not waiter.done()
     waiter.cancel()
+
+
+@pytest.fixture
+def state() -> InMemoryState:
+    return InMemoryState()
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    return FakeClock()
+
+
+class TestNotifications:
+    async def test_a_wait_ends_on_an_item_of_its_kinds_only_and_then_stops_listening(
+        self, state: InMemoryState, clock: FakeClock
+    ) -> None:
+        notifications = InMemoryWorkNotifications(state)
+        waiting = asyncio.create_task(notifications.wait_for_work({"token_cleanup"}))
+        await clock.settle()
+
+        state.announce_enqueued("work_item_retention")
+        await clock.settle()
+        woken_by_another_kind = waiting.done()
+        state.announce_enqueued("token_cleanup")
+        state.announce_enqueued("token_cleanup")
+        await clock.settle()
+
+        assert (woken_by_another_kind, waiting.done()) == (False, True)
+        waiting.result()
+        # The state's listener list is its back door: nothing of the wait stays there.
+        assert state._enqueue_listeners == []
+
+    async def test_a_cancelled_wait_stops_listening(self, state: InMemoryState) -> None:
+        notifications = InMemoryWorkNotifications(state)
+        waiting = asyncio.create_task(notifications.wait_for_work({"token_cleanup"}))
+        await asyncio.sleep(0)
+
+        waiting.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await waiting
+
+        assert state._enqueue_listeners == []

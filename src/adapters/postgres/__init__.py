@@ -27,7 +27,13 @@ from adapters.postgres.migrations import (
 )
 from adapters.postgres.monitor import PostgresWorkMonitor
 from adapters.postgres.notifications import CHANNEL, PostgresWorkNotifications
-from adapters.postgres.pool import close_pool, create_pool, redact_dsn
+from adapters.postgres.pool import (
+    DEFAULT_POOL_MAX_SIZE,
+    DEFAULT_POOL_MIN_SIZE,
+    close_pool,
+    create_pool,
+    redact_dsn,
+)
 from adapters.postgres.queue import PostgresWorkQueue
 from adapters.postgres.store import PostgresWorkStore
 from adapters.postgres.tokens import PostgresRefreshTokenStore
@@ -35,6 +41,8 @@ from adapters.postgres.unavailable import is_connection_loss
 
 __all__ = [
     "CHANNEL",
+    "DEFAULT_POOL_MAX_SIZE",
+    "DEFAULT_POOL_MIN_SIZE",
     "MigrationError",
     "PostgresRefreshTokenStore",
     "PostgresWorkMonitor",

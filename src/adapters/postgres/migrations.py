@@ -7,9 +7,9 @@ then finds nothing pending. One transaction also means all or nothing: a failing
 migration leaves the database as it was. (A future migration that cannot run in
 a transaction, such as ``CREATE INDEX CONCURRENTLY``, will need its own path.)
 
-From a shell, ``python -m adapters.postgres.schema --database-url URL`` applies
-them (then prints the schema). A worker checks at startup, before it touches the
-queue, with :func:`check_schema_current`.
+``workqueue migrate`` applies them. A worker started with ``--no-migrate`` (and
+every short command that reads the queue) checks first, with
+:func:`check_schema_current`, and stops on :class:`SchemaNotCurrentError`.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ import asyncpg
 
 from adapters.postgres.pool import DatabaseTarget, connection_to
 from adapters.postgres.sql import load_statements
+from domain import WorkQueueError
 
 __all__ = [
     "Migration",
@@ -37,34 +38,40 @@ __all__ = [
 
 _PACKAGE = "adapters.postgres"
 _FILE_NAME = re.compile(r"^(?P<version>\d{4})_(?P<slug>[a-z0-9_]+)\.sql$")
-_BOOKKEEPING = load_statements("migrations.sql")
+_SQL = load_statements("migrations.sql")
 
 
-class MigrationError(RuntimeError):
+class MigrationError(WorkQueueError, RuntimeError):
     """A migration file is malformed, or applying one failed."""
 
 
-class SchemaNotCurrentError(RuntimeError):
+class SchemaNotCurrentError(WorkQueueError, RuntimeError):
     """The database lacks migrations this code needs, or has some it does not know.
 
-    ``missing`` and ``unknown`` hold the migration names of each kind.
+    The one error for a schema that is not what this code expects, whoever checks
+    it (a worker started with ``--no-migrate``, ``workqueue status``, ``enqueue``).
+    ``missing`` and ``unknown`` hold the migration names of each kind; the message
+    is one line saying what to do.
     """
 
     def __init__(self, missing: Sequence[str], unknown: Sequence[str]) -> None:
         self.missing = list(missing)
         self.unknown = list(unknown)
+        # Missing migrations have one remedy, `workqueue migrate`; migrations this
+        # code does not know mean the database is ahead of it, which no command
+        # here can undo.
         problems = []
         if self.missing:
             problems.append(
-                "it lacks the migrations " + ", ".join(self.missing) + " (apply them first; "
-                "from a shell: python -m adapters.postgres.schema --database-url URL)"
+                "database is not migrated: run `workqueue migrate` "
+                f"(missing: {', '.join(self.missing)})"
             )
         if self.unknown:
             problems.append(
-                "it has migrations this code does not know: " + ", ".join(self.unknown) + " (the "
-                "database was migrated by a newer version; deploy that version)"
+                f"database has migrations this code does not know ({', '.join(self.unknown)}): "
+                "it was migrated by a newer version of workqueue; run that version"
             )
-        super().__init__("the database schema is not current: " + "; ".join(problems))
+        super().__init__("; ".join(problems))
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,11 +85,16 @@ class Migration:
 
 @cache
 def available_migrations() -> tuple[Migration, ...]:
-    """Every migration shipped with this code, by version.
+    """Every migration shipped with this code, by version; read once per process.
 
     :raises MigrationError: if a file in ``migrations/`` is not named ``NNNN_name.sql``,
         or the versions are not 1, 2, 3, ... without gaps or repeats.
     """
+    return _read_migrations()
+
+
+def _read_migrations() -> tuple[Migration, ...]:
+    # Apart from the cache so that mutmut, which skips decorated functions, mutates it.
     migrations = []
     for entry in files(_PACKAGE).joinpath("migrations").iterdir():
         if not entry.name.endswith(".sql"):
@@ -94,7 +106,8 @@ def available_migrations() -> tuple[Migration, ...]:
             Migration(
                 version=int(match["version"]),
                 name=entry.name.removesuffix(".sql"),
-                sql=entry.read_text(encoding="utf-8"),
+                # bytes.decode() is UTF-8 whatever the locale, unlike read_text().
+                sql=entry.read_bytes().decode(),
             )
         )
     migrations.sort(key=lambda migration: migration.version)
@@ -113,10 +126,10 @@ async def migrate(target: DatabaseTarget) -> list[str]:  # pragma: no mutate blo
     :raises StoreUnavailableError: if the database cannot be reached.
     """
     async with connection_to(target) as connection, connection.transaction():
-        await connection.execute(_BOOKKEEPING["lock"])
-        if not await connection.fetchval(_BOOKKEEPING["bookkeeping_exists"]):
-            await connection.execute(_BOOKKEEPING["create_bookkeeping"])
-        applied = {row["version"] for row in await connection.fetch(_BOOKKEEPING["applied"])}
+        await connection.execute(_SQL["lock"])
+        if not await connection.fetchval(_SQL["bookkeeping_exists"]):
+            await connection.execute(_SQL["create_bookkeeping"])
+        applied = {row["version"] for row in await connection.fetch(_SQL["applied"])}
         applied_now = []
         for migration in available_migrations():
             if migration.version in applied:
@@ -125,7 +138,7 @@ async def migrate(target: DatabaseTarget) -> list[str]:  # pragma: no mutate blo
                 await connection.execute(migration.sql)
             except asyncpg.PostgresError as error:
                 raise MigrationError(f"migration {migration.name} failed: {error}") from error
-            await connection.execute(_BOOKKEEPING["record"], migration.version, migration.name)
+            await connection.execute(_SQL["record"], migration.version, migration.name)
             applied_now.append(migration.name)
         return applied_now
 
@@ -158,8 +171,8 @@ async def _compare(
     target: DatabaseTarget,
 ) -> tuple[list[str], list[str]]:  # pragma: no mutate block
     async with connection_to(target) as connection:
-        if await connection.fetchval(_BOOKKEEPING["bookkeeping_exists"]):
-            rows = await connection.fetch(_BOOKKEEPING["applied"])
+        if await connection.fetchval(_SQL["bookkeeping_exists"]):
+            rows = await connection.fetch(_SQL["applied"])
         else:
             rows = []
     applied = {row["version"]: row["name"] for row in rows}

@@ -27,7 +27,7 @@ from domain import kind_name
 __all__ = ["CHANNEL", "PostgresWorkNotifications"]
 
 _SQL = load_statements("notifications.sql")
-_log = logging.getLogger(__name__)
+logger = logging.getLogger("workqueue.notifications")
 
 Connect = Callable[[], Awaitable[asyncpg.Connection]]
 
@@ -145,7 +145,7 @@ class PostgresWorkNotifications:  # pragma: no mutate block
             try:
                 connection = await self._connect()
             except Exception as error:
-                _log.warning(
+                logger.warning(
                     "cannot listen for work on %s (%s: %s); retrying in %.1f s",
                     self._shown_as,
                     type(error).__name__,
@@ -161,7 +161,7 @@ class PostgresWorkNotifications:  # pragma: no mutate block
             finally:
                 self._listening.clear()
                 connection.terminate()
-            _log.warning("lost the connection listening for work on %s", self._shown_as)
+            logger.warning("lost the connection listening for work on %s", self._shown_as)
             delay = self._first_retry_delay
             reconnecting = True
 
@@ -173,11 +173,13 @@ class PostgresWorkNotifications:  # pragma: no mutate block
         try:
             await connection.add_listener(CHANNEL, self._on_notification)
         except Exception as error:
-            _log.warning("cannot LISTEN on %s: %s: %s", self._shown_as, type(error).__name__, error)
+            logger.warning(
+                "cannot LISTEN on %s: %s: %s", self._shown_as, type(error).__name__, error
+            )
             return
         self._listening.set()
         if reconnecting:
-            _log.info("listening for work on %s again", self._shown_as)
+            logger.info("listening for work on %s again", self._shown_as)
             self._wake_everyone()
         while not lost.is_set():
             with contextlib.suppress(TimeoutError):

@@ -17,6 +17,8 @@ from adapters.postgres.unavailable import connection_loss_as_unavailable
 from domain import ProgressSnapshot
 
 __all__ = [
+    "DEFAULT_POOL_MAX_SIZE",
+    "DEFAULT_POOL_MIN_SIZE",
     "DatabaseConnection",
     "DatabaseTarget",
     "close_pool",
@@ -32,6 +34,17 @@ DatabaseTarget: TypeAlias = "asyncpg.Pool | asyncpg.Connection | str"
 DatabaseConnection: TypeAlias = "asyncpg.Connection | PoolConnectionProxy"
 """A connection of one's own, or one borrowed from a pool."""
 
+DEFAULT_POOL_MIN_SIZE = 1
+"""Connections a pool opens at once and keeps open."""
+
+DEFAULT_POOL_MAX_SIZE = 4
+"""The most connections a pool opens.
+
+A worker keeps at most two busy between statements (the store's and the queue's,
+docs/adr/0010), a heartbeat takes a third while a handler runs, and one is spare.
+The default of ``WORKQUEUE_POOL_MAX_SIZE`` too.
+"""
+
 _HIDDEN = "***"
 # Left unescaped in a rewritten query: the mask itself, and socket directories.
 _QUERY_SAFE = "/*"
@@ -43,8 +56,8 @@ _KEYWORD_PASSWORD = re.compile(r"(?P<key>\bpassword\s*=\s*)(?:'(?:[^'\\]|\\.)*'|
 async def create_pool(
     dsn: str,
     *,
-    min_size: int = 1,
-    max_size: int = 10,
+    min_size: int = DEFAULT_POOL_MIN_SIZE,
+    max_size: int = DEFAULT_POOL_MAX_SIZE,
     command_timeout: float | None = 30.0,
     **connect_kwargs: Any,
 ) -> asyncpg.Pool:  # pragma: no mutate block

@@ -10,6 +10,18 @@ more statements, each introduced by a ``-- name: <name>`` line::
     SELECT * FROM work_items WHERE id = $1;
 
 A trailing semicolon is dropped, so each statement can be prepared on its own.
+
+There is one way to reach a statement: a module loads its file once, at import,
+and names the statement where it runs it::
+
+    _SQL = load_statements("store.sql")
+    ...
+    row = await connection.fetchrow(_SQL["get"], item_id)
+
+Each file has one reader: ``store.sql`` the work store, ``tokens.sql`` the token
+store, and so on. ``queue.sql``, the only insert path, is loaded by
+``queue_sql.py`` alone, which only the work queue may import (an import-linter
+contract).
 """
 
 from __future__ import annotations
@@ -80,7 +92,13 @@ def load_statements(file_name: str) -> StatementFile:
     :raises FileNotFoundError: if there is no such file.
     :raises ValueError: if the file is malformed (see :func:`parse_statements`).
     """
-    text = files(_PACKAGE).joinpath("sql", file_name).read_text(encoding="utf-8")
+    return _read_statements(file_name)
+
+
+def _read_statements(file_name: str) -> StatementFile:
+    # Apart from the cache so that mutmut, which skips decorated functions, mutates it.
+    # bytes.decode() is UTF-8 whatever the locale, unlike read_text().
+    text = files(_PACKAGE).joinpath("sql", file_name).read_bytes().decode()
     return parse_statements(file_name, text)
 
 

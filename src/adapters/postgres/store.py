@@ -86,12 +86,9 @@ class PostgresWorkStore(WorkStore):  # pragma: no mutate block
         names = [kind_name(kind) for kind in kinds]
         if not names:
             return None
-        now = self._clock.now()
-        with connection_loss_as_unavailable():
-            row = await self._connection.fetchrow(
-                _SQL["claim"], names, worker_id, now, now + lease_duration
-            )
-        return None if row is None else work_item_from_row(row)
+        # No lease to complete: the statement's completion matches nothing.
+        _, claimed = await self._claim(names, worker_id, lease_duration, None, None, None)
+        return claimed
 
     async def heartbeat(
         self, lease: Lease, *, progress: JsonValue | ProgressSnapshot, lease_duration: timedelta
@@ -143,17 +140,31 @@ class PostgresWorkStore(WorkStore):  # pragma: no mutate block
         names = [kind_name(kind) for kind in kinds]
         if not names:
             return await self.complete(lease, progress=progress), None
+        return await self._claim(
+            names, worker_id, lease_duration, lease.item_id, lease.attempt, progress
+        )
+
+    async def _claim(
+        self,
+        names: list[str],
+        worker_id: str,
+        lease_duration: timedelta,
+        item_id: int | None,
+        attempt: int | None,
+        progress: JsonValue | ProgressSnapshot,
+    ) -> tuple[bool, WorkItem | None]:
+        """Run the claim statement: complete the lease given, if any, and claim."""
         now = self._clock.now()
         with connection_loss_as_unavailable():
             row = await self._connection.fetchrow(
-                _SQL["complete_and_claim"],
-                lease.item_id,
-                lease.attempt,
-                now,
-                progress,
+                _SQL["claim"],
                 names,
                 worker_id,
+                now,
                 now + lease_duration,
+                item_id,
+                attempt,
+                progress,
             )
         assert row is not None  # the statement always returns its one row
         claimed = None if row["id"] is None else work_item_from_row(row)

@@ -8,8 +8,8 @@ others: a bug in a statement must not pass for an outage.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
+from types import TracebackType
 
 import asyncpg
 
@@ -61,21 +61,36 @@ def is_connection_loss(error: BaseException) -> bool:
     return False
 
 
-@contextmanager
-def connection_loss_as_unavailable() -> Iterator[None]:
+class _ConnectionLossAsUnavailable:
+    """What :func:`connection_loss_as_unavailable` returns: no state, so one serves all."""
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        # Only an Exception: a cancellation or an exit passes through as it is.
+        if isinstance(error, Exception) and is_connection_loss(error):
+            raise unavailable(error) from error
+
+
+_AS_UNAVAILABLE = _ConnectionLossAsUnavailable()
+
+
+def connection_loss_as_unavailable() -> AbstractContextManager[None]:
     """Re-raise a connection loss in the block as :class:`~domain.StoreUnavailableError`.
 
-    Other errors pass through unchanged.
+    Other errors pass through unchanged. (A class rather than ``@contextmanager``:
+    every store statement runs in one, and a generator per statement costs more.)
 
     :raises StoreUnavailableError: chained to the original error, when
         :func:`is_connection_loss` says the connection was lost.
     """
-    try:
-        yield
-    except Exception as error:
-        if is_connection_loss(error):
-            raise unavailable(error) from error
-        raise
+    return _AS_UNAVAILABLE
 
 
 def enqueue_error(error: BaseException) -> WorkQueueError | None:

@@ -27,7 +27,7 @@ async def enqueue_work(
     :raises InvalidDedupKeyError: if ``dedup_key`` is empty, blank or too long.
     :raises UnknownKindError: if no payload model serves ``kind``.
     :raises InvalidPayloadError: if ``payload_json`` is not JSON or does not validate.
-    :raises SchemaNotMigratedError: if the database is not migrated.
+    :raises SchemaNotCurrentError: if the database is not migrated.
     """
     check_dedup_key(dedup_key)
     registry = await provide(container.registry)

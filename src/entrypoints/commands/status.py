@@ -13,7 +13,7 @@ __all__ = ["show_status"]
 async def show_status(container: WorkerContainer, out: TextIO, *, as_json: bool = False) -> None:
     """Print counts per kind and status, every running item, the oldest queued, recent failures.
 
-    :raises SchemaNotMigratedError: if the database is not migrated.
+    :raises SchemaNotCurrentError: if the database is not migrated.
     :raises DatabaseUnreachableError: if the database does not answer.
     :raises StoreUnavailableError: if it stops answering while being read.
     """

@@ -17,9 +17,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from adapters.postgres import SchemaNotCurrentError
 from domain import StoreUnavailableError, WorkMonitor
 from entrypoints.worker.log_format import mask_url_passwords
-from entrypoints.worker.schema import Schema, SchemaNotMigratedError
+from entrypoints.worker.schema import Schema
 
 __all__ = ["Health", "check_health", "health_document"]
 
@@ -55,7 +56,7 @@ async def check_health(monitor: WorkMonitor, schema: Schema) -> Health:
         await schema.check_current()
     except StoreUnavailableError:
         return Health("unreachable", "unknown", "the database does not answer")
-    except SchemaNotMigratedError as error:
+    except SchemaNotCurrentError as error:
         return Health("reachable", "not current", str(error))
     except Exception as error:
         return Health("reachable", "unknown", f"cannot check the migrations: {_reason(error)}")

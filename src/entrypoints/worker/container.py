@@ -45,30 +45,32 @@ __all__ = ["WorkerContainer", "build_container", "provide", "shutdown_resources"
 
 T = TypeVar("T")
 
-logger = logging.getLogger("workqueue.cli")
+logger = logging.getLogger("workqueue.container")
 
 
 class WorkerContainer(containers.DeclarativeContainer):
     """The worker's object graph. Tests override providers; they never patch."""
 
-    # Filled from WorkerSettings by build_container; strict, so a missing option
-    # fails loudly instead of wiring None into a service.
-    config = providers.Configuration(strict=True)
+    # The WorkerSettings object itself, validated once by load_settings; each
+    # provider reads its field from it, so every value keeps its type (a duration
+    # is a timedelta) on its way to the service that reads it. Not given, any
+    # provider that needs it fails loudly instead of wiring None into a service.
+    settings = providers.Dependency(instance_of=WorkerSettings)
 
     clock = providers.Singleton(SystemClock)
 
     database = providers.Resource(
         open_database,
-        database_url=config.database_url,
-        embedded_data_dir=config.embedded_data_dir,
+        database_url=settings.provided.database_url,
+        embedded_data_dir=settings.provided.embedded_data_dir,
     )
     pool = providers.Resource(
         open_pool,
         database,
         clock=clock,
-        min_size=config.pool_min_size,
-        max_size=config.pool_max_size,
-        attempts=config.connect_attempts,
+        min_size=settings.provided.pool_min_size,
+        max_size=settings.provided.pool_max_size,
+        attempts=settings.provided.connect_attempts,
     )
     schema = providers.Singleton(PostgresSchema, pool)
 
@@ -89,26 +91,26 @@ class WorkerContainer(containers.DeclarativeContainer):
             TokenCleanupHandler,
             refresh_tokens,
             clock,
-            batch_size=config.token_cleanup_batch_size,
+            batch_size=settings.provided.token_cleanup_batch_size,
         ),
         providers.Singleton(
             WorkItemRetentionHandler,
             work_store,
             clock,
-            config.retention,
-            batch_size=config.retention_batch_size,
+            settings.provided.retention,
+            batch_size=settings.provided.retention_batch_size,
         ),
     )
     schedules = providers.List(
         providers.Singleton(
             WorkSchedule,
             payload=providers.Singleton(TokenCleanup),
-            interval=config.token_cleanup_interval,
+            interval=settings.provided.token_cleanup_interval,
         ),
         providers.Singleton(
             WorkSchedule,
             payload=providers.Singleton(WorkItemRetention),
-            interval=config.retention_interval,
+            interval=settings.provided.retention_interval,
         ),
     )
     registry = providers.Singleton(
@@ -117,37 +119,37 @@ class WorkerContainer(containers.DeclarativeContainer):
 
     executor_settings = providers.Singleton(
         ExecutorSettings,
-        heartbeat_interval=config.heartbeat_interval,
-        lease_duration=config.lease_duration,
-        max_error_length=config.max_error_length,
-        max_progress_bytes=config.max_progress_bytes,
+        heartbeat_interval=settings.provided.heartbeat_interval,
+        lease_duration=settings.provided.lease_duration,
+        max_error_length=settings.provided.max_error_length,
+        max_progress_bytes=settings.provided.max_progress_bytes,
     )
     executor = providers.Singleton(
         WorkExecutor,
         work_store,
         registry,
         clock,
-        worker_id=config.worker_id,
+        worker_id=settings.provided.worker_id,
         settings=executor_settings,
     )
     scheduler = providers.Singleton(WorkScheduler, work_queue, schedules)
-    recovery = providers.Singleton(LeaseRecovery, work_store, max_stalls=config.max_stalls)
+    recovery = providers.Singleton(
+        LeaseRecovery, work_store, max_stalls=settings.provided.max_stalls
+    )
     worker = providers.Singleton(
         Worker,
         executor=executor,
         scheduler=scheduler,
         recovery=recovery,
         clock=clock,
-        poll_interval=config.poll_interval,
+        poll_interval=settings.provided.poll_interval,
         notifications=notifications,
     )
 
 
 def build_container(settings: WorkerSettings) -> WorkerContainer:
-    """A container configured from ``settings``; nothing in it is built yet."""
-    container = WorkerContainer()
-    container.config.from_pydantic(settings)
-    return container
+    """A container wired from ``settings``; nothing in it is built yet."""
+    return WorkerContainer(settings=providers.Object(settings))
 
 
 async def provide(provider: providers.Provider[T]) -> T:

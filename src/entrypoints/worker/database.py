@@ -27,7 +27,7 @@ from adapters.postgres import (
     is_connection_loss,
     redact_dsn,
 )
-from domain import Clock
+from domain import Clock, WorkQueueError
 from entrypoints.worker.embedded import start_embedded_postgres
 from entrypoints.worker.log_format import mask_url_passwords
 
@@ -52,7 +52,7 @@ CONNECT_TIMEOUT_SECONDS = 5.0
 """How long one connection attempt may take; asyncpg's own default is a minute."""
 
 
-class DatabaseUnreachableError(RuntimeError):
+class DatabaseUnreachableError(WorkQueueError, RuntimeError):
     """The database did not answer within the allowed attempts, or refused us.
 
     The message is one line, names the database with its password hidden, and says

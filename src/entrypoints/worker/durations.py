@@ -6,14 +6,21 @@ import re
 from datetime import timedelta
 from typing import Annotated
 
-from pydantic import BeforeValidator
+from pydantic import AfterValidator, BeforeValidator
 
-__all__ = ["Duration", "parse_duration", "seconds_text"]
+__all__ = ["LONGEST_DURATION", "Duration", "PositiveDuration", "parse_duration", "seconds_text"]
 
 _NUMBER_WITH_UNIT = re.compile(
     r"^\s*(-?(?:\d+(?:\.\d*)?|\.\d+))\s*(ms|s|m|h|d)?\s*$", re.IGNORECASE
 )
 _UNIT_SECONDS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
+
+LONGEST_DURATION = timedelta(days=36500)
+"""The longest duration a setting may have.
+
+Every duration is added to or taken from now; a century is far beyond any
+sensible setting and far from the end of the calendar.
+"""
 
 
 def parse_duration(value: object) -> object:
@@ -51,5 +58,16 @@ def seconds_text(duration: timedelta) -> str:
     return repr(duration.total_seconds())
 
 
+def _positive(duration: timedelta) -> timedelta:
+    if duration <= timedelta(0):
+        raise ValueError("must be a positive duration")
+    if duration > LONGEST_DURATION:
+        raise ValueError(f"must be at most {LONGEST_DURATION.days} days")
+    return duration
+
+
 Duration = Annotated[timedelta, BeforeValidator(parse_duration)]
 """A timedelta setting that also accepts seconds and ``ms``/``s``/``m``/``h``/``d`` suffixes."""
+
+PositiveDuration = Annotated[Duration, AfterValidator(_positive)]
+"""A :data:`Duration` above zero and at most :data:`LONGEST_DURATION`."""

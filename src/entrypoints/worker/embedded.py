@@ -31,6 +31,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from domain import WorkQueueError
+
 __all__ = [
     "EmbeddedDatabaseError",
     "EmbeddedPostgres",
@@ -46,7 +48,7 @@ _HANDLE_PIDS = ".handle_pids.json"
 _POSTMASTER_PID = "postmaster.pid"
 
 
-class EmbeddedDatabaseError(RuntimeError):
+class EmbeddedDatabaseError(WorkQueueError, RuntimeError):
     """The embedded PostgreSQL cannot be started here; the message says why and what to do."""
 
 

@@ -131,7 +131,7 @@ async def run_worker(
         the worker's ``stop`` instead.
     :raises EmbeddedDatabaseError: if the embedded PostgreSQL cannot start.
     :raises DatabaseUnreachableError: if the database does not answer.
-    :raises SchemaNotMigratedError: if ``migrate`` is False and migrations are pending.
+    :raises SchemaNotCurrentError: if ``migrate`` is False and the schema is not current.
     :raises KindRegistryError: if a kind lacks exactly one payload and one handler.
     """
     loop = asyncio.get_running_loop()

@@ -2,33 +2,28 @@
 
 The container provides a :class:`Schema`; production wires :class:`PostgresSchema`,
 and tests that run the worker on the in-memory adapters provide one of their own.
+Either way a schema that is not current is reported as
+:class:`~adapters.postgres.SchemaNotCurrentError`, whose one line tells the
+operator what to do.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Protocol
 
-from adapters.postgres import SchemaNotCurrentError, check_schema_current, migrate
+from adapters.postgres import check_schema_current, migrate
 
 if TYPE_CHECKING:
     import asyncpg
 
-__all__ = ["PostgresSchema", "Schema", "SchemaNotMigratedError", "not_migrated_message"]
-
-
-def not_migrated_message(missing: list[str]) -> str:
-    """The one line telling an operator what to do about missing migrations."""
-    return f"database is not migrated: run `workqueue migrate` (missing: {', '.join(missing)})"
-
-
-class SchemaNotMigratedError(RuntimeError):
-    """The database lacks migrations (or has unknown ones); the message says what to do."""
+__all__ = ["PostgresSchema", "Schema"]
 
 
 class Schema(Protocol):
     async def apply_pending(self) -> list[str]:
         """Apply every pending migration; return the names applied now (empty if none).
 
+        :raises MigrationError: naming the migration that failed; nothing is applied.
         :raises StoreUnavailableError: if the database cannot be reached.
         """
         ...
@@ -36,7 +31,7 @@ class Schema(Protocol):
     async def check_current(self) -> None:
         """Change nothing; make sure every migration this code ships is applied.
 
-        :raises SchemaNotMigratedError: if not, with a message saying what to do.
+        :raises SchemaNotCurrentError: if not, with a message saying what to do.
         :raises StoreUnavailableError: if the database cannot be reached.
         """
         ...
@@ -49,17 +44,9 @@ class PostgresSchema:
         self._pool = pool
 
     async def apply_pending(self) -> list[str]:
-        """See :meth:`Schema.apply_pending`.
-
-        :raises MigrationError: naming the migration that failed; nothing is applied.
-        """
+        """See :meth:`Schema.apply_pending`."""
         return await migrate(self._pool)
 
     async def check_current(self) -> None:
         """See :meth:`Schema.check_current`."""
-        try:
-            await check_schema_current(self._pool)
-        except SchemaNotCurrentError as error:
-            if error.missing and not error.unknown:
-                raise SchemaNotMigratedError(not_migrated_message(error.missing)) from error
-            raise SchemaNotMigratedError(str(error)) from error
+        await check_schema_current(self._pool)

@@ -15,15 +15,18 @@ import secrets
 import socket
 from datetime import timedelta
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 from urllib.parse import urlsplit
 
-from pydantic import Field, SecretStr, ValidationError, ValidationInfo, field_validator
+from pydantic import AfterValidator, Field, SecretStr, ValidationError, ValidationInfo
 from pydantic_core import ErrorDetails
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from domain import unstorable_character
-from entrypoints.worker.durations import Duration, seconds_text
+from adapters.postgres import DEFAULT_POOL_MAX_SIZE, DEFAULT_POOL_MIN_SIZE
+from application import DEFAULT_EXECUTOR_SETTINGS, DEFAULT_MAX_STALLS, DEFAULT_POLL_INTERVAL
+from domain import WorkQueueError, unstorable_character
+from entrypoints.worker.durations import PositiveDuration, seconds_text
+from entrypoints.worker.handlers import DEFAULT_DELETE_BATCH_SIZE
 
 __all__ = [
     "ENV_PREFIX",
@@ -40,7 +43,7 @@ ENV_PREFIX = "WORKQUEUE_"
 _DATABASE_SCHEMES = frozenset({"postgresql", "postgres"})
 
 
-class SettingsError(ValueError):
+class SettingsError(WorkQueueError, ValueError):
     """The settings cannot be used; the message is one line naming the setting."""
 
 
@@ -84,23 +87,90 @@ def default_embedded_data_dir() -> Path:
     return Path(state_home) / "workqueue" / "pgdata"
 
 
-# Every duration is added to or taken from now; a century is far beyond any sensible
-# setting and far from the end of the calendar.
-_LONGEST_DURATION = timedelta(days=36500)
 # Counts reach PostgreSQL as integer parameters (the stall limit, batch sizes).
 _LARGEST_COUNT = 2**31 - 1
 
 
-def _positive_duration(value: timedelta) -> timedelta:
-    if value <= timedelta(0):
-        raise ValueError("must be a positive duration")
-    if value > _LONGEST_DURATION:
-        raise ValueError(f"must be at most {_LONGEST_DURATION.days} days")
+# The checks are plain functions named in the fields' types, not decorated
+# methods: mutmut cannot mutate a decorated method (docs/adr/0006).
+
+# The settings a check compares with, as an operator writes them.
+_LEASE_DURATION = env_name("lease_duration")
+_POOL_MIN_SIZE = env_name("pool_min_size")
+
+
+def _checked_database_url(value: SecretStr | None) -> SecretStr | None:
+    # The messages never quote the URL: it may carry a password.
+    if value is None:
+        return None
+    url = value.get_secret_value().strip()
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - reading it is the check: a bad port raises ValueError
+    except ValueError:
+        raise ValueError("is not a parsable database URL") from None
+    if parts.scheme not in _DATABASE_SCHEMES:
+        raise ValueError("must be a postgresql:// URL")
+    if any(character.isspace() for character in url):
+        raise ValueError("must not contain whitespace")
+    return SecretStr(url)
+
+
+def _count_in_range(value: int) -> int:
+    if value < 1:
+        raise ValueError("must be at least 1")
+    if value > _LARGEST_COUNT:
+        raise ValueError(f"must be at most {_LARGEST_COUNT}")
     return value
+
+
+def _heartbeat_renews_before_the_lease_ends(value: timedelta, info: ValidationInfo) -> timedelta:
+    lease = info.data.get("lease_duration")
+    # A heartbeat no sooner than the lease's end lets every lease expire mid-run.
+    if lease is not None and value >= lease:
+        raise ValueError(f"must be less than {_LEASE_DURATION} ({seconds_text(lease)})")
+    return value
+
+
+def _pool_holds_its_minimum(value: int, info: ValidationInfo) -> int:
+    minimum = info.data.get("pool_min_size")
+    if minimum is not None and value < minimum:
+        raise ValueError(f"must be at least {_POOL_MIN_SIZE} ({minimum})")
+    return value
+
+
+def _known_log_level(value: str) -> str:
+    level = value.strip().upper()
+    if level not in logging.getLevelNamesMapping():
+        raise ValueError("must be one of DEBUG, INFO, WARNING, ERROR, CRITICAL")
+    return level
+
+
+def _storable_worker_id(value: str) -> str:
+    if not value.strip():
+        raise ValueError("must not be blank")
+    # Every claim writes it to the database, which cannot store such text.
+    character = unstorable_character(value)
+    if character is not None:
+        raise ValueError(f"must be UTF-8 text (it holds {character})")
+    return value
+
+
+_DatabaseUrl = Annotated[SecretStr | None, AfterValidator(_checked_database_url)]
+_Count = Annotated[int, AfterValidator(_count_in_range)]
+_Heartbeat = Annotated[PositiveDuration, AfterValidator(_heartbeat_renews_before_the_lease_ends)]
+_PoolMaxSize = Annotated[_Count, AfterValidator(_pool_holds_its_minimum)]
+_LogLevel = Annotated[str, AfterValidator(_known_log_level)]
+_WorkerId = Annotated[str, AfterValidator(_storable_worker_id)]
 
 
 class WorkerSettings(BaseSettings):
     """Everything the worker and the CLI can be told, with the documented defaults.
+
+    Each default is the constant of the code that reads the setting (the
+    executor's, the worker loop's, the pool's, ...), so it is written once. Every
+    value, a default too, passes the same checks, once, here; the container hands
+    this object on as it is, so a duration reaches its reader as a timedelta.
 
     Field order matters: a field's consistency check may only look at fields
     declared before it (pydantic validates in order).
@@ -111,139 +181,51 @@ class WorkerSettings(BaseSettings):
         env_ignore_empty=True,  # WORKQUEUE_DATABASE_URL= means unset: the embedded database
         extra="forbid",
         frozen=True,
+        validate_default=True,
     )
 
     # Read by the CLI to choose the database: unset starts the embedded PostgreSQL.
-    database_url: SecretStr | None = None
+    database_url: _DatabaseUrl = None
     # Read by the embedded PostgreSQL (entrypoints.worker.embedded) when database_url is unset.
     embedded_data_dir: Path = Field(default_factory=default_embedded_data_dir)
     # Read by `workqueue worker`: apply pending migrations before the first claim.
     migrate_on_start: bool = True
     # Read by the CLI when it opens the pool: how often to try an unreachable database.
-    connect_attempts: int = 5
+    connect_attempts: _Count = 5
     # Read by the asyncpg pool: connections held open and the most it may open.
-    pool_min_size: int = 1
-    pool_max_size: int = 4
+    pool_min_size: _Count = DEFAULT_POOL_MIN_SIZE
+    pool_max_size: _PoolMaxSize = DEFAULT_POOL_MAX_SIZE
 
     # Read by the worker loop: the sleep between cycles when nothing is claimable.
-    poll_interval: Duration = timedelta(seconds=5)
+    poll_interval: PositiveDuration = DEFAULT_POLL_INTERVAL
     # Read by the executor (claim and heartbeat): how long a lease lasts unrenewed.
-    lease_duration: Duration = timedelta(seconds=60)
+    lease_duration: PositiveDuration = DEFAULT_EXECUTOR_SETTINGS.lease_duration
     # Read by the executor: how often a running item's lease is renewed.
-    heartbeat_interval: Duration = timedelta(seconds=2)
+    heartbeat_interval: _Heartbeat = DEFAULT_EXECUTOR_SETTINGS.heartbeat_interval
     # Read by lease recovery: the stall that fails an item instead of requeueing it.
-    max_stalls: int = 3
+    max_stalls: _Count = DEFAULT_MAX_STALLS
     # Read by the executor: the longest error text stored on a failed item.
-    max_error_length: int = 4000
+    max_error_length: _Count = DEFAULT_EXECUTOR_SETTINGS.max_error_length
     # Read by the executor: the largest progress snapshot a handler may report.
-    max_progress_bytes: int = 65536
+    max_progress_bytes: _Count = DEFAULT_EXECUTOR_SETTINGS.max_progress_bytes
 
     # Read by the retention handler: finished items older than this are deleted.
-    retention: Duration = timedelta(days=30)
+    retention: PositiveDuration = timedelta(days=30)
     # Read by the scheduler: how often work_item_retention becomes due.
-    retention_interval: Duration = timedelta(hours=24)
+    retention_interval: PositiveDuration = timedelta(hours=24)
     # Read by the retention handler: items deleted per statement.
-    retention_batch_size: int = 1000
+    retention_batch_size: _Count = DEFAULT_DELETE_BATCH_SIZE
     # Read by the scheduler: how often token_cleanup becomes due.
-    token_cleanup_interval: Duration = timedelta(hours=24)
+    token_cleanup_interval: PositiveDuration = timedelta(hours=24)
     # Read by the token cleanup handler: tokens deleted per statement.
-    token_cleanup_batch_size: int = 1000
+    token_cleanup_batch_size: _Count = DEFAULT_DELETE_BATCH_SIZE
 
     # Read by the logging set-up: text lines for people, JSON lines for collectors.
     log_format: Literal["text", "json"] = "text"
     # Read by the logging set-up: the least severe level written.
-    log_level: str = "INFO"
+    log_level: _LogLevel = "INFO"
     # Read by the executor: stamped on every item this worker claims.
-    worker_id: str = Field(default_factory=default_worker_id)
-
-    @field_validator("database_url")
-    @classmethod
-    def _database_url_parses(cls, value: SecretStr | None) -> SecretStr | None:
-        # The messages never quote the URL: it may carry a password.
-        if value is None:
-            return None
-        url = value.get_secret_value().strip()
-        try:
-            parts = urlsplit(url)
-            parts.port  # noqa: B018 - reading it is the check: a bad port raises ValueError
-        except ValueError:
-            raise ValueError("is not a parsable database URL") from None
-        if parts.scheme not in _DATABASE_SCHEMES:
-            raise ValueError("must be a postgresql:// URL")
-        if any(character.isspace() for character in url):
-            raise ValueError("must not contain whitespace")
-        return SecretStr(url)
-
-    @field_validator(
-        "poll_interval",
-        "lease_duration",
-        "retention",
-        "retention_interval",
-        "token_cleanup_interval",
-    )
-    @classmethod
-    def _durations_are_positive(cls, value: timedelta) -> timedelta:
-        return _positive_duration(value)
-
-    @field_validator("heartbeat_interval")
-    @classmethod
-    def _heartbeat_renews_before_the_lease_ends(
-        cls, value: timedelta, info: ValidationInfo
-    ) -> timedelta:
-        _positive_duration(value)
-        lease = info.data.get("lease_duration")
-        # A heartbeat no sooner than the lease's end lets every lease expire mid-run.
-        if lease is not None and value >= lease:
-            raise ValueError(
-                f"must be less than {env_name('lease_duration')} ({seconds_text(lease)})"
-            )
-        return value
-
-    @field_validator(
-        "max_stalls",
-        "connect_attempts",
-        "pool_min_size",
-        "max_error_length",
-        "max_progress_bytes",
-        "retention_batch_size",
-        "token_cleanup_batch_size",
-    )
-    @classmethod
-    def _at_least_one(cls, value: int) -> int:
-        if value < 1:
-            raise ValueError("must be at least 1")
-        if value > _LARGEST_COUNT:
-            raise ValueError(f"must be at most {_LARGEST_COUNT}")
-        return value
-
-    @field_validator("pool_max_size")
-    @classmethod
-    def _pool_can_hold_its_minimum(cls, value: int, info: ValidationInfo) -> int:
-        minimum = info.data.get("pool_min_size")
-        if minimum is not None and value < minimum:
-            raise ValueError(f"must be at least {env_name('pool_min_size')} ({minimum})")
-        if value > _LARGEST_COUNT:
-            raise ValueError(f"must be at most {_LARGEST_COUNT}")
-        return value
-
-    @field_validator("log_level")
-    @classmethod
-    def _log_level_is_known(cls, value: str) -> str:
-        level = value.strip().upper()
-        if level not in logging.getLevelNamesMapping():
-            raise ValueError("must be one of DEBUG, INFO, WARNING, ERROR, CRITICAL")
-        return level
-
-    @field_validator("worker_id")
-    @classmethod
-    def _worker_id_is_not_blank(cls, value: str) -> str:
-        if not value.strip():
-            raise ValueError("must not be blank")
-        # Every claim writes it to the database, which cannot store such text.
-        character = unstorable_character(value)
-        if character is not None:
-            raise ValueError(f"must be UTF-8 text (it holds {character})")
-        return value
+    worker_id: _WorkerId = Field(default_factory=default_worker_id)
 
 
 def _describe(error: ErrorDetails) -> str:

@@ -253,3 +253,36 @@ def test_a_payload_keyed_by_numbers_is_stored_with_text_keys_alone_and_in_a_batc
 
     assert alone == {"by_room": {"101": "done", "102": "late"}}
     assert together == [alone, {"by_room": {}}]
+
+
+def test_a_model_first_seen_in_a_batch_is_checked_with_the_batch(
+    checked_one_by_one: list[WorkPayload],
+) -> None:
+    # Defined here, so this is the first check of the model and of its list.
+    class Fresh(WorkPayload):
+        kind = BatchKind.COUNTED
+
+        rooms: int
+
+    assert checked_payloads_json([Fresh(rooms=1), Fresh(rooms=2)]) == [{"rooms": 1}, {"rooms": 2}]
+    assert checked_one_by_one == []
+
+
+def test_a_model_that_overrides_a_check_method_is_checked_one_by_one(
+    checked_one_by_one: list[WorkPayload],
+) -> None:
+    class Fussy(WorkPayload):
+        kind = BatchKind.COUNTED
+
+        rooms: int
+
+        def to_json(self) -> dict[str, Any]:
+            return {"rooms": self.rooms + 1}
+
+    class FussyToo(Fussy):
+        pass
+
+    payloads = [FussyToo(rooms=1)]
+
+    assert checked_payloads_json(payloads) == [{"rooms": 2}]
+    assert checked_one_by_one == payloads

@@ -10,8 +10,8 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 from web_world import LEASE, WebWorld
 
+from adapters.postgres import SchemaNotCurrentError
 from domain import StoreUnavailableError, TokenCleanup, WorkItemRetention
-from entrypoints.worker.schema import SchemaNotMigratedError
 
 
 @pytest.fixture
@@ -182,9 +182,9 @@ class TestHealth:
         ("error", "schema", "reason"),
         [
             (
-                SchemaNotMigratedError("database is not migrated: run `workqueue migrate`"),
+                SchemaNotCurrentError(["0009_next"], []),
                 "not current",
-                "database is not migrated: run `workqueue migrate`",
+                "database is not migrated: run `workqueue migrate` (missing: 0009_next)",
             ),
             (
                 PermissionError("permission denied for table workqueue_migrations"),

@@ -1,18 +1,23 @@
-"""The composition root, with its ports overridden by in-memory adapters and a FakeClock."""
+"""The composition root: settings reach the services they tune, resources are provided and
+closed, and a worker runs on it with its ports overridden by in-memory adapters."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
 import signal
+from collections.abc import AsyncIterator
 from datetime import timedelta
 from enum import StrEnum
+from pathlib import Path
 
 import pytest
 from dependency_injector import providers
+from dependency_injector.errors import Error as DependencyError
 from worker_world import SECRET, WorkerWorld
 
 from adapters.memory import InMemoryRefreshTokenStore
+from adapters.postgres import SchemaNotCurrentError
 from application.execution import ExecutorSettings
 from application.registry import KindRegistry
 from domain import (
@@ -24,10 +29,15 @@ from domain import (
     WorkPayload,
     WorkStatus,
 )
-from entrypoints.worker.container import provide
+from entrypoints.worker.container import (
+    WorkerContainer,
+    build_container,
+    provide,
+    shutdown_resources,
+)
+from entrypoints.worker.database import DatabaseTarget
 from entrypoints.worker.handlers import TokenCleanupHandler
 from entrypoints.worker.run import ShutdownSignals, run_worker
-from entrypoints.worker.schema import SchemaNotMigratedError
 from entrypoints.worker.settings import WorkerSettings
 
 # Time never passes on the FakeClock, so a start-up that wrongly succeeds would run
@@ -155,7 +165,7 @@ async def test_startup_applies_pending_migrations(world: WorkerWorld) -> None:
 async def test_without_migrating_an_unmigrated_database_stops_startup(world: WorkerWorld) -> None:
     world.schema.missing = ["0001_work_items"]
 
-    with pytest.raises(SchemaNotMigratedError, match="run `workqueue migrate`"):
+    with pytest.raises(SchemaNotCurrentError, match="run `workqueue migrate`"):
         async with asyncio.timeout(SAFETY_NET):
             await run_worker(world.container(), migrate=False, stop_signals=())
 
@@ -234,3 +244,102 @@ async def test_a_stop_signal_after_startup_stops_the_worker(world: WorkerWorld) 
 
     assert worker.stopping
     assert not startup.cancelled()
+
+
+class Resource:
+    def __init__(self, target: DatabaseTarget, *, closing_fails: bool = False) -> None:
+        self.target = target
+        self.closing_fails = closing_fails
+        self.closed = False
+
+    async def open(self) -> AsyncIterator[DatabaseTarget]:
+        yield self.target
+        self.closed = True
+        if self.closing_fails:
+            raise OSError("the server went away")
+
+
+async def test_an_object_built_on_an_async_resource_is_provided_awaited(
+    world: WorkerWorld,
+) -> None:
+    container = world.container()
+    resource = Resource(world.database)
+    container.database.override(providers.Resource(resource.open))
+
+    assert await provide(container.database) is world.database
+
+
+async def test_an_object_built_on_plain_objects_is_provided_as_it_is(world: WorkerWorld) -> None:
+    container = world.container()
+
+    assert await provide(container.database) is world.database
+
+
+async def test_shutting_down_closes_the_opened_resources_quietly(
+    world: WorkerWorld, caplog: pytest.LogCaptureFixture
+) -> None:
+    container = world.container()
+    resource = Resource(world.database)
+    container.database.override(providers.Resource(resource.open))
+    await provide(container.database)
+
+    await shutdown_resources(container)
+
+    assert resource.closed
+    assert caplog.records == []
+
+
+async def test_a_resource_that_fails_to_close_is_a_warning_not_a_failure(
+    world: WorkerWorld, caplog: pytest.LogCaptureFixture
+) -> None:
+    container = world.container()
+    resource = Resource(world.database, closing_fails=True)
+    container.database.override(providers.Resource(resource.open))
+    await provide(container.database)
+
+    await shutdown_resources(container)
+
+    (record,) = caplog.records
+    assert (record.name, record.levelname, record.getMessage()) == (
+        "workqueue.container",
+        "WARNING",
+        "closing the database resources failed",
+    )
+    assert record.exc_info is not None
+    assert isinstance(record.exc_info[1], OSError)
+
+
+def test_every_other_setting_reaches_the_argument_it_sets_with_its_own_type() -> None:
+    settings = WorkerSettings(
+        database_url="postgresql://app@db/queue",
+        embedded_data_dir=Path("/srv/pgdata"),
+        pool_min_size=2,
+        pool_max_size=3,
+        connect_attempts=9,
+        poll_interval=timedelta(milliseconds=1500),
+        retention=timedelta(days=3),
+        retention_batch_size=10,
+        token_cleanup_batch_size=20,
+    )
+    container = build_container(settings)
+
+    database = {name: value() for name, value in container.database.kwargs.items()}
+    pool = {name: container.pool.kwargs[name]() for name in ("min_size", "max_size", "attempts")}
+    token_cleanup, retention = container.handlers.args
+
+    assert database == {
+        "database_url": settings.database_url,
+        "embedded_data_dir": Path("/srv/pgdata"),
+    }
+    assert pool == {"min_size": 2, "max_size": 3, "attempts": 9}
+    assert token_cleanup.kwargs["batch_size"]() == 20
+    assert retention.args[2]() == timedelta(days=3)
+    assert retention.kwargs["batch_size"]() == 10
+    assert container.worker.kwargs["poll_interval"]() == timedelta(milliseconds=1500)
+
+
+def test_a_container_given_no_settings_refuses_to_build_anything_that_needs_them() -> None:
+    container = WorkerContainer()
+
+    with pytest.raises(DependencyError, match=r'Dependency "WorkerContainer\.settings" is not'):
+        container.executor_settings()

@@ -22,11 +22,11 @@ from adapters.memory import (
     InMemoryWorkQueue,
     InMemoryWorkStore,
 )
+from adapters.postgres import SchemaNotCurrentError
 from adapters.testing import FakeClock
 from entrypoints.cli import ContainerFactory, main
 from entrypoints.worker.container import WorkerContainer, build_container
 from entrypoints.worker.database import DatabaseTarget
-from entrypoints.worker.schema import SchemaNotMigratedError, not_migrated_message
 from entrypoints.worker.settings import WorkerSettings
 
 # A URL with a password, so every test that shows the database also shows it is hidden.
@@ -46,7 +46,7 @@ class FakeSchema:
 
     async def check_current(self) -> None:
         if self.missing:
-            raise SchemaNotMigratedError(not_migrated_message(self.missing))
+            raise SchemaNotCurrentError(self.missing, [])
 
 
 @dataclass

@@ -3,26 +3,46 @@
 -- write after a claim is fenced by the lease: id, attempt and status 'running'.
 
 -- name: claim
--- $1 kinds, $2 worker_id, $3 now, $4 lease_expires_at.
--- SKIP LOCKED: concurrent claimers pass over each other's rows instead of waiting,
--- and never get the same item. The subquery reads the partial claim index only.
-UPDATE work_items
-SET status = 'running',
-    attempt = attempt + 1,
-    started_at = $3,
-    heartbeat_at = $3,
-    worker_id = $2,
-    lease_expires_at = $4
-WHERE id = (
-    SELECT id
-    FROM work_items
-    WHERE status = 'queued' AND kind = ANY ($1::text[])
-    ORDER BY id
-    LIMIT 1
-    FOR UPDATE SKIP LOCKED
+-- $1 kinds, $2 worker_id, $3 now, $4 lease_expires_at: the claim. $5 id, $6 attempt,
+-- $7 progress: a lease to complete first, in the same statement and commit, or three
+-- nulls (then nothing matches and nothing is completed). The one claim statement:
+-- WorkStore.claim and complete_and_claim both run it.
+-- The completion is fenced exactly as complete's. The claim takes the oldest queued
+-- item of the kinds, whether or not the fence held; SKIP LOCKED: concurrent claimers
+-- pass over each other's rows instead of waiting, and never get the same item. The
+-- subquery reads the partial claim index only. The two updates touch different rows
+-- (the completed one is running, the claimed one queued), so neither sees the
+-- other's change. Always one row: completed, then the claimed item's columns, all
+-- null when nothing was claimable.
+WITH completed AS (
+    UPDATE work_items
+    SET status = 'succeeded', finished_at = $3, progress = $7, lease_expires_at = NULL,
+        error = NULL
+    WHERE id = $5 AND attempt = $6 AND status = 'running'
+    RETURNING true
+),
+claimed AS (
+    UPDATE work_items
+    SET status = 'running',
+        attempt = attempt + 1,
+        started_at = $3,
+        heartbeat_at = $3,
+        worker_id = $2,
+        lease_expires_at = $4
+    WHERE id = (
+        SELECT id
+        FROM work_items
+        WHERE status = 'queued' AND kind = ANY ($1::text[])
+        ORDER BY id
+        LIMIT 1
+        FOR UPDATE SKIP LOCKED
+    )
+    RETURNING id, kind, payload, status, attempt, stalls, dedup_key, enqueued_at, started_at,
+              heartbeat_at, lease_expires_at, finished_at, worker_id, progress, error
 )
-RETURNING id, kind, payload, status, attempt, stalls, dedup_key, enqueued_at, started_at,
-          heartbeat_at, lease_expires_at, finished_at, worker_id, progress, error;
+SELECT EXISTS (SELECT FROM completed) AS completed, claimed.*
+FROM (VALUES (1)) AS one
+LEFT JOIN claimed ON true;
 
 -- name: heartbeat
 -- $1 id, $2 attempt, $3 now, $4 lease_expires_at, $5 progress.
@@ -38,44 +58,6 @@ UPDATE work_items
 SET status = 'succeeded', finished_at = $3, progress = $4, lease_expires_at = NULL, error = NULL
 WHERE id = $1 AND attempt = $2 AND status = 'running'
 RETURNING true;
-
--- name: complete_and_claim
--- $1 id, $2 attempt, $3 now, $4 progress (complete's), then $5 kinds, $6 worker_id,
--- $7 lease_expires_at (claim's). One round trip and one commit for what complete
--- and then claim would do: the completion is fenced exactly as complete's, and the
--- claim takes the oldest queued item of the kinds exactly as claim's, whether or
--- not the fence held. The two touch different rows (the completed one is running,
--- the claimed one queued), so neither sees the other's change. Always one row:
--- completed, then the claimed item's columns, all null when nothing was claimable.
-WITH completed AS (
-    UPDATE work_items
-    SET status = 'succeeded', finished_at = $3, progress = $4, lease_expires_at = NULL,
-        error = NULL
-    WHERE id = $1 AND attempt = $2 AND status = 'running'
-    RETURNING true
-),
-claimed AS (
-    UPDATE work_items
-    SET status = 'running',
-        attempt = attempt + 1,
-        started_at = $3,
-        heartbeat_at = $3,
-        worker_id = $6,
-        lease_expires_at = $7
-    WHERE id = (
-        SELECT id
-        FROM work_items
-        WHERE status = 'queued' AND kind = ANY ($5::text[])
-        ORDER BY id
-        LIMIT 1
-        FOR UPDATE SKIP LOCKED
-    )
-    RETURNING id, kind, payload, status, attempt, stalls, dedup_key, enqueued_at, started_at,
-              heartbeat_at, lease_expires_at, finished_at, worker_id, progress, error
-)
-SELECT EXISTS (SELECT FROM completed) AS completed, claimed.*
-FROM (VALUES (1)) AS one
-LEFT JOIN claimed ON true;
 
 -- name: fail
 -- $1 id, $2 attempt, $3 now, $4 progress, $5 error. worker_id stays: the last holder.

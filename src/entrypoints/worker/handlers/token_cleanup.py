@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from domain import Clock, RefreshTokenStore, TokenCleanup, WorkContext, WorkHandler
+from entrypoints.worker.handlers.batches import DEFAULT_DELETE_BATCH_SIZE
 from entrypoints.worker.handlers.progress import deleted_so_far
 
 __all__ = ["TokenCleanupHandler"]
@@ -16,7 +17,13 @@ class TokenCleanupHandler(WorkHandler[TokenCleanup]):
     ``{"deleted": n}``, counting across attempts of the same item.
     """
 
-    def __init__(self, tokens: RefreshTokenStore, clock: Clock, *, batch_size: int = 1000) -> None:
+    def __init__(
+        self,
+        tokens: RefreshTokenStore,
+        clock: Clock,
+        *,
+        batch_size: int = DEFAULT_DELETE_BATCH_SIZE,
+    ) -> None:
         """:raises ValueError: if ``batch_size`` is less than 1."""
         if batch_size < 1:
             raise ValueError("batch_size must be at least 1")

@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 from domain import Clock, WorkContext, WorkHandler, WorkItemRetention, WorkStore
+from entrypoints.worker.handlers.batches import DEFAULT_DELETE_BATCH_SIZE
 from entrypoints.worker.handlers.progress import deleted_so_far
 
 __all__ = ["WorkItemRetentionHandler"]
@@ -20,7 +21,12 @@ class WorkItemRetentionHandler(WorkHandler[WorkItemRetention]):
     """
 
     def __init__(
-        self, store: WorkStore, clock: Clock, retention: timedelta, *, batch_size: int = 1000
+        self,
+        store: WorkStore,
+        clock: Clock,
+        retention: timedelta,
+        *,
+        batch_size: int = DEFAULT_DELETE_BATCH_SIZE,
     ) -> None:
         """:raises ValueError: if ``retention`` is negative or ``batch_size`` is less than 1."""
         if retention < timedelta(0):

@@ -1,4 +1,4 @@
-"""A worker's life at its edges: real stop signals, a forced exit, and what start-up logs."""
+"""A worker's life: start-up in order, real stop signals, a forced exit, what it logs."""
 
 from __future__ import annotations
 
@@ -18,7 +18,11 @@ from entrypoints.worker.database import DatabaseTarget
 from entrypoints.worker.run import ShutdownSignals, run_worker
 
 SAFETY_NET = 10.0
+
+
 RUN_LOG = "workqueue.cli.worker"
+
+
 # A signal whose default action would end the test run, so the test ignores it
 # itself unless run_worker's handler is in place.
 STOP = signal.SIGUSR1

@@ -1,0 +1,91 @@
+"""A work_items row reads as the WorkItem it holds."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+
+from adapters.postgres.rows import work_item_from_row
+from domain import WorkItem, WorkStatus
+
+T0 = datetime(2026, 1, 1, tzinfo=UTC)
+
+
+def test_a_row_reads_as_the_work_item_it_holds() -> None:
+    row: dict[str, Any] = {
+        "id": 4,
+        "kind": "token_cleanup",
+        "payload": {"a": 1},
+        "status": "running",
+        "attempt": 2,
+        "stalls": 1,
+        "dedup_key": "periodic",
+        "enqueued_at": T0,
+        "started_at": T0.replace(minute=1),
+        "heartbeat_at": T0.replace(minute=2),
+        "lease_expires_at": T0.replace(minute=3),
+        "finished_at": None,
+        "worker_id": "w-1",
+        "progress": {"deleted": 3},
+        "error": None,
+    }
+
+    item = work_item_from_row(row)  # type: ignore[arg-type]
+
+    assert item == WorkItem(
+        id=4,
+        kind="token_cleanup",
+        payload={"a": 1},
+        status=WorkStatus.RUNNING,
+        attempt=2,
+        stalls=1,
+        dedup_key="periodic",
+        enqueued_at=T0,
+        started_at=T0.replace(minute=1),
+        heartbeat_at=T0.replace(minute=2),
+        lease_expires_at=T0.replace(minute=3),
+        finished_at=None,
+        worker_id="w-1",
+        progress={"deleted": 3},
+        error=None,
+    )
+    assert isinstance(item.status, WorkStatus)
+
+
+def test_a_row_with_a_status_that_is_not_one_is_refused_naming_it() -> None:
+    row: dict[str, Any] = dict.fromkeys(
+        ("id", "kind", "payload", "attempt", "stalls", "dedup_key", "enqueued_at")
+    ) | {"status": "paused"}
+
+    with pytest.raises(ValueError, match=r"^'paused' is not a valid WorkStatus$"):
+        work_item_from_row(row)  # type: ignore[arg-type]
+
+
+def test_a_finished_row_keeps_its_finish_and_its_error() -> None:
+    row: dict[str, Any] = {
+        "id": 5,
+        "kind": "token_cleanup",
+        "payload": {},
+        "status": "failed",
+        "attempt": 1,
+        "stalls": 0,
+        "dedup_key": None,
+        "enqueued_at": T0,
+        "started_at": T0,
+        "heartbeat_at": T0,
+        "lease_expires_at": None,
+        "finished_at": T0.replace(minute=9),
+        "worker_id": "w-1",
+        "progress": None,
+        "error": "RuntimeError: no",
+    }
+
+    item = work_item_from_row(row)  # type: ignore[arg-type]
+
+    assert (item.status, item.finished_at, item.error) == (
+        WorkStatus.FAILED,
+        T0.replace(minute=9),
+        "RuntimeError: no",
+    )
