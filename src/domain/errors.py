@@ -12,6 +12,10 @@ that raises them and derive from :class:`WorkQueueError` all the same:
   :class:`~entrypoints.worker.database.DatabaseUnreachableError` (no answer within
   the connect attempts), :class:`~entrypoints.worker.embedded.EmbeddedDatabaseError`
   (the embedded PostgreSQL cannot start here).
+- ``entrypoints.web``: :class:`~entrypoints.web.listen.ListenError` (the admin
+  view cannot listen on its host and port),
+  :class:`~entrypoints.web.reads.BadQueryError` (a query parameter of the admin
+  view's API cannot be used; answered with a 400).
 """
 
 from __future__ import annotations

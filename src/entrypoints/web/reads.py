@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from starlette.requests import Request
 
-from domain import Clock, WorkItem, WorkMonitor
+from domain import Clock, WorkItem, WorkMonitor, WorkQueueError
 from entrypoints.web.overview import OverviewReader
 from entrypoints.worker.schema import Schema
 
@@ -58,7 +58,7 @@ def services(request: Request) -> WebServices:
     return found
 
 
-class BadQueryError(ValueError):
+class BadQueryError(WorkQueueError, ValueError):
     """A query parameter cannot be used; the message names it and says what it takes."""
 
 

@@ -88,8 +88,6 @@ async def serve_web(
     )
     server = uvicorn.Server(config)
     server.capture_signals = lambda: _stop_on_signals(server)  # type: ignore[method-assign]
-    # The line below says where the view is; uvicorn's own INFO lines would repeat it.
-    logging.getLogger("uvicorn.error").setLevel(logging.WARNING)
     logger.info(
         "serving the admin view on http://%s:%d/ (database %s)",
         settings.web_host,

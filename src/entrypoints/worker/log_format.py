@@ -44,7 +44,8 @@ _JSON_LINE = json.JSONEncoder(default=str, ensure_ascii=False)
 
 # Third-party loggers that narrate their internals at INFO (pgserver logs every
 # command it runs); the worker's own events are what an operator reads.
-_QUIET_LOGGERS = ("pgserver", "asyncio", "filelock", "fasteners")
+# uvicorn.error: the admin view logs where it listens itself; uvicorn would repeat it.
+_QUIET_LOGGERS = ("pgserver", "asyncio", "filelock", "fasteners", "uvicorn.error")
 
 
 def mask_url_passwords(text: str) -> str:

@@ -22,7 +22,16 @@ from adapters.postgres.enqueue_plan import check_request
 from adapters.postgres.queue_sql import STATEMENTS
 from adapters.postgres.rows import work_item_from_row
 from adapters.postgres.store import _SQL
-from domain import Clock, EnqueueRequest, EnqueueResult, Lease, WorkItem, WorkSchedule, WorkStatus
+from domain import (
+    Clock,
+    EnqueueRequest,
+    EnqueueResult,
+    Lease,
+    ProgressSnapshot,
+    WorkItem,
+    WorkSchedule,
+    WorkStatus,
+)
 
 FIXED_LEASE = timedelta(seconds=60)
 ENQUEUE_IF_DUE = STATEMENTS["enqueue_if_due"]
@@ -146,45 +155,24 @@ class NewestFirstIgnoresFilters(PostgresWorkStore):
 
 
 class _ClaimSql(PostgresWorkStore):
-    """A PostgreSQL store whose claim statements are :attr:`claim_sql` and :attr:`both_sql`."""
+    """A PostgreSQL store whose one claim statement (also for complete-and-claim) is claim_sql."""
 
     claim_sql: str
-    both_sql: str
 
-    async def claim(
-        self, kinds: Collection[str], *, worker_id: str, lease_duration: timedelta
-    ) -> WorkItem | None:
-        names = list(kinds)
-        if not names:
-            return None
-        now = self._clock.now()
-        row = await self._connection.fetchrow(
-            self.claim_sql, names, worker_id, now, now + lease_duration
-        )
-        return None if row is None else work_item_from_row(row)
-
-    async def complete_and_claim(
+    async def _claim(
         self,
-        lease: Lease,
-        *,
-        progress: JsonValue,
-        kinds: Collection[str],
+        names: list[str],
         worker_id: str,
         lease_duration: timedelta,
+        item_id: int | None,
+        attempt: int | None,
+        progress: JsonValue | ProgressSnapshot,
     ) -> tuple[bool, WorkItem | None]:
-        names = list(kinds)
-        if not names:
-            return await self.complete(lease, progress=progress), None
+        # The store's one claim statement (it completes the lease given first, if
+        # any), with the bug: claim() and complete_and_claim() both come here.
         now = self._clock.now()
         row = await self._connection.fetchrow(
-            self.both_sql,
-            lease.item_id,
-            lease.attempt,
-            now,
-            progress,
-            names,
-            worker_id,
-            now + lease_duration,
+            self.claim_sql, names, worker_id, now, now + lease_duration, item_id, attempt, progress
         )
         assert row is not None
         return bool(row["completed"]), None if row["id"] is None else work_item_from_row(row)
@@ -194,14 +182,12 @@ class ClaimsWithoutSkipLocked(_ClaimSql):
     """Claims without ``FOR UPDATE SKIP LOCKED``: two claimers can take one item."""
 
     claim_sql = _SQL["claim"].replace("FOR UPDATE SKIP LOCKED", "")
-    both_sql = _SQL["complete_and_claim"].replace("FOR UPDATE SKIP LOCKED", "")
 
 
 class ClaimsWaitingForLocks(_ClaimSql):
     """Claims ``FOR UPDATE`` without ``SKIP LOCKED``: claimers wait for each other's rows."""
 
     claim_sql = _SQL["claim"].replace("FOR UPDATE SKIP LOCKED", "FOR UPDATE")
-    both_sql = _SQL["complete_and_claim"].replace("FOR UPDATE SKIP LOCKED", "FOR UPDATE")
 
 
 class _EnqueueIfDueSql(PostgresWorkQueue):

@@ -351,11 +351,9 @@ def test_a_problem_not_tied_to_one_setting_is_said_of_the_settings(
 def test_each_default_is_the_one_of_the_code_that_reads_the_setting() -> None:
     settings = load_settings()
 
-    assert settings.poll_interval.total_seconds() == DEFAULT_POLL_INTERVAL
-    assert settings.lease_duration.total_seconds() == DEFAULT_EXECUTOR_SETTINGS.lease_duration
-    assert (
-        settings.heartbeat_interval.total_seconds() == DEFAULT_EXECUTOR_SETTINGS.heartbeat_interval
-    )
+    assert settings.poll_interval == DEFAULT_POLL_INTERVAL
+    assert settings.lease_duration == DEFAULT_EXECUTOR_SETTINGS.lease_duration
+    assert settings.heartbeat_interval == DEFAULT_EXECUTOR_SETTINGS.heartbeat_interval
     assert settings.max_error_length == DEFAULT_EXECUTOR_SETTINGS.max_error_length
     assert settings.max_progress_bytes == DEFAULT_EXECUTOR_SETTINGS.max_progress_bytes
     assert settings.max_stalls == DEFAULT_MAX_STALLS
