@@ -55,7 +55,7 @@ class WorkMonitor(Protocol):
         ...
 
     async def queued(
-        self, *, kind: str | None = None, after_id: int = 0, limit: int
+        self, *, kind: str | None = None, after_id: int = ..., limit: int
     ) -> list[WorkItem]:
         """Queued items of ``kind`` (or of every kind), oldest first, with ids above ``after_id``.
 
