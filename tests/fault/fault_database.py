@@ -14,7 +14,7 @@ the handlers did.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -193,7 +193,12 @@ class Audit:
 
 
 async def audit(
-    url: str, *, enqueued: set[int], max_stalls: int, releases_allowed: bool = False
+    url: str,
+    *,
+    enqueued: set[int],
+    max_stalls: int,
+    releases_allowed: bool = False,
+    released: Collection[tuple[int, int]] = (),
 ) -> Audit:
     """Read the run's outcome and list every way it breaks the queue's promises.
 
@@ -201,8 +206,10 @@ async def audit(
     - failed only as stalled, after exactly ``max_stalls`` stalls;
     - a succeeded item's last attempt ran to its end, by the worker the row names;
     - no attempt ran twice, and no run has an attempt the row never reached;
-    - every attempt but the last ended in a stall (unless ``releases_allowed``: a
-      release, too, ends an attempt without a stall);
+    - every attempt but the last ended in a stall, except the ``released`` ones
+      (``(item id, attempt)`` pairs the workers logged as released: an item held
+      for a next turn goes back without a stall when the run that held it ends);
+      with ``releases_allowed``, any attempt may have been released;
     - no stale write changed a row.
     """
     connection = await asyncpg.connect(url)
@@ -225,7 +232,8 @@ async def audit(
     if stale:
         problems.append(f"{len(stale)} stale writes changed a row, first: {stale[0]}")
     for item in items:
-        problems.extend(_item_problems(item, runs, max_stalls, releases_allowed))
+        releases = sum(1 for item_id, _ in released if item_id == item.id)
+        problems.extend(_item_problems(item, runs, max_stalls, releases_allowed, releases))
     for (item_id, attempt), run in runs.items():
         if run["reruns"]:
             problems.append(f"item {item_id} attempt {attempt} ran {run['reruns'] + 1} times")
@@ -240,6 +248,7 @@ def _item_problems(
     runs: dict[tuple[int, int], dict[str, Any]],
     max_stalls: int,
     releases_allowed: bool,
+    releases: int,
 ) -> list[str]:
     if item.status == "succeeded":
         last = runs.get((item.id, item.attempt))
@@ -256,9 +265,10 @@ def _item_problems(
         ended_by_others = item.attempt
     else:
         return [f"item {item.id} is still {item.status}"]
-    if item.stalls == ended_by_others or (releases_allowed and item.stalls < ended_by_others):
+    ended_without_outcome = ended_by_others - releases
+    if item.stalls == ended_without_outcome or (releases_allowed and item.stalls < ended_by_others):
         return []
     return [
-        f"item {item.id} has {item.stalls} stalls, but {ended_by_others} of its "
-        f"{item.attempt} attempts ended without an outcome"
+        f"item {item.id} has {item.stalls} stalls, but {ended_without_outcome} of its "
+        f"{item.attempt} attempts ended without an outcome or a release"
     ]
