@@ -9,6 +9,7 @@ import asyncio
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -28,6 +29,14 @@ FAST_SETTINGS = {
     "WORKQUEUE_LEASE_DURATION": "10",
     "WORKQUEUE_LOG_LEVEL": "INFO",
 }
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listened on a moment ago."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
 
 
 def worker_env(database_url: str, **extra: str) -> dict[str, str]:

@@ -12,11 +12,16 @@ from typing import Any
 from pydantic import ValidationError, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from entrypoints.worker.settings import ENV_PREFIX, SettingsError, env_name
+from entrypoints.worker.settings import (
+    ENV_PREFIX,
+    SettingsError,
+    checked_host,
+    checked_port,
+    env_name,
+)
 
 __all__ = ["WebSettings", "load_web_settings"]
 
-_HIGHEST_PORT = 65535
 # The fields the flags override, named once.
 _HOST_FIELD = "web_host"
 _PORT_FIELD = "web_port"
@@ -42,25 +47,12 @@ class WebSettings(BaseSettings):
     @field_validator("web_host")
     @classmethod
     def _host_is_not_blank(cls, value: str) -> str:
-        return _checked_host(value)
+        return checked_host(value)
 
     @field_validator("web_port")
     @classmethod
     def _port_is_a_port(cls, value: int) -> int:
-        return _checked_port(value)
-
-
-def _checked_host(value: str) -> str:
-    host = value.strip()
-    if not host or any(character.isspace() for character in host):
-        raise ValueError("must be a host name or address")
-    return host
-
-
-def _checked_port(value: int) -> int:
-    if not 1 <= value <= _HIGHEST_PORT:
-        raise ValueError(f"must be a port from 1 to {_HIGHEST_PORT}")
-    return value
+        return checked_port(value)
 
 
 def load_web_settings(*, host: str | None = None, port: int | None = None) -> WebSettings:

@@ -30,6 +30,7 @@ from application.registry import KindRegistry
 from application.scheduler import WorkScheduler
 from application.worker import Worker
 from domain import TokenCleanup, WorkItemRetention, WorkKind, WorkSchedule
+from entrypoints.worker.counting import counted_store, worker_metrics
 from entrypoints.worker.database import (
     open_database,
     open_notifications,
@@ -77,6 +78,10 @@ class WorkerContainer(containers.DeclarativeContainer):
     # Resources: each keeps a connection of the pool, handed back before the pool closes.
     work_queue = providers.Resource(open_work_queue, pool, clock)
     work_store = providers.Resource(open_work_store, pool, clock)
+    # The worker's own counters (None unless WORKQUEUE_METRICS_PORT is set), and the
+    # store its executor and recovery use: the work store, counted into them if so.
+    metrics = providers.Singleton(worker_metrics, settings.provided.metrics_port)
+    counted_work_store = providers.Singleton(counted_store, work_store, metrics)
     refresh_tokens = providers.Singleton(PostgresRefreshTokenStore, pool)
     # Read-only: what `workqueue status` and `workqueue web` show.
     work_monitor = providers.Singleton(PostgresWorkMonitor, pool)
@@ -126,7 +131,7 @@ class WorkerContainer(containers.DeclarativeContainer):
     )
     executor = providers.Singleton(
         WorkExecutor,
-        work_store,
+        counted_work_store,
         registry,
         clock,
         worker_id=settings.provided.worker_id,
@@ -134,7 +139,7 @@ class WorkerContainer(containers.DeclarativeContainer):
     )
     scheduler = providers.Singleton(WorkScheduler, work_queue, schedules)
     recovery = providers.Singleton(
-        LeaseRecovery, work_store, max_stalls=settings.provided.max_stalls
+        LeaseRecovery, counted_work_store, max_stalls=settings.provided.max_stalls
     )
     worker = providers.Singleton(
         Worker,

@@ -22,9 +22,14 @@ import logging
 import os
 import signal
 from collections.abc import Collection
+from typing import TYPE_CHECKING
 
 from application.worker import Worker
 from entrypoints.worker.container import WorkerContainer, provide, shutdown_resources
+
+if TYPE_CHECKING:
+    from entrypoints.web.health import Health
+    from entrypoints.worker.metrics import MetricsServer
 
 __all__ = ["DEFAULT_STOP_SIGNALS", "ShutdownSignals", "run_worker"]
 
@@ -114,6 +119,28 @@ async def _start(container: WorkerContainer, *, migrate: bool) -> Worker:
     return worker
 
 
+async def _serve_metrics(container: WorkerContainer) -> MetricsServer | None:
+    """Serve the worker's /metrics and /healthz when WORKQUEUE_METRICS_PORT is set."""
+    settings = container.settings()
+    if settings.metrics_port is None:
+        return None
+    metrics = await provide(container.metrics)
+    # The container makes them whenever the port is set.
+    assert metrics is not None
+    # Only now: these need the web extra, which a worker without metrics may lack.
+    from entrypoints.web.health import check_health
+    from entrypoints.worker.metrics import metrics_app, start_metrics_server
+
+    monitor = await provide(container.work_monitor)
+    schema = await provide(container.schema)
+
+    async def health() -> Health:
+        return await check_health(monitor, schema)
+
+    app = metrics_app(metrics, health)
+    return await start_metrics_server(app, settings.metrics_host, settings.metrics_port)
+
+
 async def run_worker(
     container: WorkerContainer,
     *,
@@ -151,7 +178,12 @@ async def run_worker(
             logger.info("stopped during start-up")
             return
         signals.attach(worker)
-        await worker.run()
+        metrics_server = await _serve_metrics(container)
+        try:
+            await worker.run()
+        finally:
+            if metrics_server is not None:
+                await metrics_server.stop()
     finally:
         try:
             await shutdown_resources(container)

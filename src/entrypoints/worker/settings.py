@@ -32,6 +32,8 @@ __all__ = [
     "ENV_PREFIX",
     "SettingsError",
     "WorkerSettings",
+    "checked_host",
+    "checked_port",
     "default_embedded_data_dir",
     "default_worker_id",
     "env_name",
@@ -156,12 +158,36 @@ def _storable_worker_id(value: str) -> str:
     return value
 
 
+_HIGHEST_PORT = 65535
+
+
+def checked_host(value: str) -> str:
+    """``value`` stripped, if it can name a host to listen on."""
+    host = value.strip()
+    if not host or any(character.isspace() for character in host):
+        raise ValueError("must be a host name or address")
+    return host
+
+
+def checked_port(value: int) -> int:
+    """``value``, if it is a TCP port."""
+    if not 1 <= value <= _HIGHEST_PORT:
+        raise ValueError(f"must be a port from 1 to {_HIGHEST_PORT}")
+    return value
+
+
+def _port_or_none(value: int | None) -> int | None:
+    return None if value is None else checked_port(value)
+
+
 _DatabaseUrl = Annotated[SecretStr | None, AfterValidator(_checked_database_url)]
 _Count = Annotated[int, AfterValidator(_count_in_range)]
 _Heartbeat = Annotated[PositiveDuration, AfterValidator(_heartbeat_renews_before_the_lease_ends)]
 _PoolMaxSize = Annotated[_Count, AfterValidator(_pool_holds_its_minimum)]
 _LogLevel = Annotated[str, AfterValidator(_known_log_level)]
 _WorkerId = Annotated[str, AfterValidator(_storable_worker_id)]
+_Host = Annotated[str, AfterValidator(checked_host)]
+_OptionalPort = Annotated[int | None, AfterValidator(_port_or_none)]
 
 
 class WorkerSettings(BaseSettings):
@@ -226,6 +252,12 @@ class WorkerSettings(BaseSettings):
     log_level: _LogLevel = "INFO"
     # Read by the executor: stamped on every item this worker claims.
     worker_id: _WorkerId = Field(default_factory=default_worker_id)
+
+    # Read by `workqueue worker`: the port of its own /metrics and /healthz (needs the
+    # web extra); unset, it serves none.
+    metrics_port: _OptionalPort = None
+    # Read by `workqueue worker`: the address that port listens on.
+    metrics_host: _Host = "127.0.0.1"
 
 
 def _describe(error: ErrorDetails) -> str:

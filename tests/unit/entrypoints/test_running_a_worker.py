@@ -3,19 +3,23 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import signal
+import socket
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
+import httpx
 import pytest
 from dependency_injector import providers
 from worker_world import DATABASE_URL, WorkerWorld
 
-from entrypoints.worker.container import provide
+from entrypoints.worker.container import WorkerContainer, provide
 from entrypoints.worker.database import DatabaseTarget
 from entrypoints.worker.run import ShutdownSignals, run_worker
+from entrypoints.worker.settings import WorkerSettings
 
 SAFETY_NET = 10.0
 
@@ -226,3 +230,82 @@ class TestStartupLines:
         records = [r for r in info_log.records if r.name == RUN_LOG]
         assert [r.getMessage() for r in records] == ["worker started", "worker shut down"]
         assert not hasattr(records[0], "embedded_data_dir")
+
+
+@contextlib.asynccontextmanager
+async def running_worker(container: WorkerContainer) -> AsyncIterator[asyncio.Task[None]]:
+    """A run of ``container``'s worker, stopped by the stop signal when the block ends.
+
+    A run the block left running (a failed assertion) is cancelled, so that no
+    worker outlives its test.
+    """
+    running = asyncio.create_task(run_worker(container, stop_signals=(STOP,)))
+    try:
+        yield running
+        os.kill(os.getpid(), STOP)
+        async with asyncio.timeout(SAFETY_NET):
+            await running
+    finally:
+        running.cancel()
+
+
+class TestAWorkerWithAMetricsPort:
+    async def test_it_serves_its_counters_and_health_while_it_runs_and_stops_with_it(
+        self, world: WorkerWorld, info_log: pytest.LogCaptureFixture, stop_signal_ignored: None
+    ) -> None:
+        port = free_port()
+        container = world.container(WorkerSettings(worker_id="test-worker", metrics_port=port))
+        async with running_worker(container):
+            await world.clock.settle()
+            assert f"serving the worker's metrics on http://127.0.0.1:{port}/metrics" in (
+                info_log.text
+            )
+            async with (
+                asyncio.timeout(SAFETY_NET),
+                httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}") as client,
+            ):
+                metrics = (await client.get("/metrics")).text
+                health = await client.get("/healthz")
+
+        # The first cycle ran both periodic kinds, each claimed and completed once.
+        for kind in ("token_cleanup", "work_item_retention"):
+            assert f'workqueue_worker_claimed_total{{kind="{kind}"}} 1.0' in metrics
+            assert f'workqueue_worker_succeeded_total{{kind="{kind}"}} 1.0' in metrics
+        assert (health.status_code, health.json()["status"]) == (200, "ok")
+        assert run_lines(info_log)[-1] == ("INFO", "worker shut down")
+        async with httpx.AsyncClient() as client:
+            with pytest.raises(httpx.ConnectError):
+                await client.get(f"http://127.0.0.1:{port}/metrics")
+
+    async def test_its_health_follows_the_schema(
+        self, world: WorkerWorld, info_log: pytest.LogCaptureFixture, stop_signal_ignored: None
+    ) -> None:
+        port = free_port()
+        container = world.container(WorkerSettings(worker_id="test-worker", metrics_port=port))
+        async with running_worker(container):
+            await world.clock.settle()
+            world.schema.missing = ["0099_later"]
+            async with (
+                asyncio.timeout(SAFETY_NET),
+                httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}") as client,
+            ):
+                health = await client.get("/healthz")
+
+        assert health.status_code == 503
+        assert health.json()["schema"] == "not current"
+
+    async def test_without_one_nothing_is_served(
+        self, world: WorkerWorld, info_log: pytest.LogCaptureFixture, stop_signal_ignored: None
+    ) -> None:
+        async with running_worker(world.container()):
+            await world.clock.settle()
+
+        assert run_lines(info_log)[-1] == ("INFO", "worker shut down")
+        assert "metrics" not in info_log.text
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port

@@ -1,0 +1,445 @@
+"""A worker's counters: each claim, outcome, lost lease, heartbeat and recovery it made."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+
+from adapters.memory import InMemoryState, InMemoryWorkQueue, InMemoryWorkStore
+from adapters.prometheus import CountingWorkStore, WorkerMetrics
+from adapters.prometheus.worker_metrics import (
+    HEARTBEAT_BUCKETS,
+    HEARTBEAT_HELP,
+    PER_KIND_COUNTERS,
+    RECOVERED_HELP,
+)
+from adapters.testing import FakeClock
+from adapters.testing.contract import AlphaJob, BetaJob
+from domain import (
+    EnqueueRequest,
+    Lease,
+    RecoveryResult,
+    StoreUnavailableError,
+    WorkItem,
+    WorkStatus,
+    WorkStore,
+)
+
+LEASE = timedelta(seconds=60)
+KINDS = ["contract_alpha", "contract_beta"]
+ALPHA = {"kind": "contract_alpha"}
+BETA = {"kind": "contract_beta"}
+
+
+class Timer:
+    """Seconds that move by a quarter at each reading."""
+
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        self.now += 0.25
+        return self.now
+
+
+@pytest.fixture
+def state() -> InMemoryState:
+    return InMemoryState()
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    return FakeClock()
+
+
+@pytest.fixture
+def queue(state: InMemoryState, clock: FakeClock) -> InMemoryWorkQueue:
+    return InMemoryWorkQueue(state, clock)
+
+
+@pytest.fixture
+def metrics() -> WorkerMetrics:
+    return WorkerMetrics()
+
+
+@pytest.fixture
+def store(state: InMemoryState, clock: FakeClock, metrics: WorkerMetrics) -> CountingWorkStore:
+    return CountingWorkStore(InMemoryWorkStore(state, clock), metrics, timer=Timer())
+
+
+def count(metrics: WorkerMetrics, name: str, labels: dict[str, str] | None = None) -> float:
+    value = metrics.registry.get_sample_value(f"workqueue_worker_{name}", labels or {})
+    return 0.0 if value is None else value
+
+
+async def claimed(store: CountingWorkStore) -> WorkItem:
+    item = await store.claim(KINDS, worker_id="w", lease_duration=LEASE)
+    assert item is not None
+    return item
+
+
+def lost(item: WorkItem) -> Lease:
+    """A lease the store never handed out: the attempt after the item's."""
+    return Lease(item.id, item.attempt + 1)
+
+
+class TestClaims:
+    async def test_each_claim_counts_once_for_its_item_s_kind(
+        self, queue: InMemoryWorkQueue, store: CountingWorkStore, metrics: WorkerMetrics
+    ) -> None:
+        await queue.enqueue_many([EnqueueRequest(AlphaJob()), EnqueueRequest(BetaJob())])
+        await queue.enqueue(AlphaJob())
+        for _ in range(3):
+            await claimed(store)
+
+        assert count(metrics, "claimed_total", ALPHA) == 2
+        assert count(metrics, "claimed_total", BETA) == 1
+
+    async def test_a_claim_that_finds_nothing_counts_nothing(
+        self, store: CountingWorkStore, metrics: WorkerMetrics
+    ) -> None:
+        assert await store.claim(KINDS, worker_id="w", lease_duration=LEASE) is None
+        assert count(metrics, "claimed_total", ALPHA) == 0
+
+    async def test_a_claim_that_cannot_reach_the_store_counts_nothing(
+        self,
+        state: InMemoryState,
+        queue: InMemoryWorkQueue,
+        store: CountingWorkStore,
+        metrics: WorkerMetrics,
+    ) -> None:
+        await queue.enqueue(AlphaJob())
+        state.unavailable = True
+        with pytest.raises(StoreUnavailableError):
+            await store.claim(KINDS, worker_id="w", lease_duration=LEASE)
+        assert count(metrics, "claimed_total", ALPHA) == 0
+
+
+class TestOutcomes:
+    async def test_each_outcome_counts_as_what_it_wrote_for_its_kind(
+        self, queue: InMemoryWorkQueue, store: CountingWorkStore, metrics: WorkerMetrics
+    ) -> None:
+        await queue.enqueue_many([EnqueueRequest(AlphaJob()) for _ in range(2)])
+        await queue.enqueue(BetaJob())
+        first, second, third = [await claimed(store) for _ in range(3)]
+
+        assert await store.complete(first.lease, progress=None)
+        assert await store.fail(second.lease, error="boom", progress=None)
+        assert await store.release(third.lease, progress=None)
+
+        assert count(metrics, "succeeded_total", ALPHA) == 1
+        assert count(metrics, "failed_total", ALPHA) == 1
+        assert count(metrics, "released_total", BETA) == 1
+        assert count(metrics, "leases_lost_total", ALPHA) == 0
+
+    async def test_a_write_whose_lease_is_not_held_counts_as_a_lost_lease_only(
+        self, queue: InMemoryWorkQueue, store: CountingWorkStore, metrics: WorkerMetrics
+    ) -> None:
+        await queue.enqueue(AlphaJob())
+        item = await claimed(store)
+        assert await store.complete(item.lease, progress=None)
+
+        # The same lease again: nothing matches, and its kind is no longer known.
+        assert not await store.complete(item.lease, progress=None)
+        assert not await store.fail(lost(item), error="late", progress=None)
+        assert not await store.release(lost(item), progress=None)
+
+        assert count(metrics, "succeeded_total", ALPHA) == 1
+        assert count(metrics, "failed_total", {"kind": "unknown"}) == 0
+        assert count(metrics, "leases_lost_total", {"kind": "unknown"}) == 3
+
+    async def test_complete_and_claim_counts_the_completion_and_the_next_claim(
+        self, queue: InMemoryWorkQueue, store: CountingWorkStore, metrics: WorkerMetrics
+    ) -> None:
+        await queue.enqueue(AlphaJob())
+        await queue.enqueue(BetaJob())
+        first = await claimed(store)
+
+        completed, following = await store.complete_and_claim(
+            first.lease, progress=None, kinds=KINDS, worker_id="w", lease_duration=LEASE
+        )
+
+        assert completed
+        assert following is not None
+        assert following.kind == "contract_beta"
+        assert count(metrics, "succeeded_total", ALPHA) == 1
+        assert count(metrics, "claimed_total", BETA) == 1
+        assert await store.fail(following.lease, error="x", progress=None)
+        assert count(metrics, "failed_total", BETA) == 1
+
+    async def test_complete_and_claim_on_a_lost_lease_counts_it_lost_and_still_claims(
+        self, queue: InMemoryWorkQueue, store: CountingWorkStore, metrics: WorkerMetrics
+    ) -> None:
+        await queue.enqueue(AlphaJob())
+        await queue.enqueue(AlphaJob())
+        first = await claimed(store)
+
+        completed, following = await store.complete_and_claim(
+            lost(first), progress=None, kinds=KINDS, worker_id="w", lease_duration=LEASE
+        )
+
+        assert not completed
+        assert following is not None
+        assert count(metrics, "succeeded_total", {"kind": "unknown"}) == 0
+        assert count(metrics, "leases_lost_total", {"kind": "unknown"}) == 1
+        assert count(metrics, "claimed_total", ALPHA) == 2
+
+
+class TestHeartbeats:
+    async def test_every_heartbeat_is_timed_and_a_held_one_loses_nothing(
+        self, queue: InMemoryWorkQueue, store: CountingWorkStore, metrics: WorkerMetrics
+    ) -> None:
+        await queue.enqueue(AlphaJob())
+        item = await claimed(store)
+
+        assert await store.heartbeat(item.lease, progress={"done": 1}, lease_duration=LEASE)
+        assert await store.heartbeat(item.lease, progress={"done": 2}, lease_duration=LEASE)
+
+        assert count(metrics, "heartbeat_seconds_count") == 2
+        assert count(metrics, "heartbeat_seconds_sum") == 0.5
+        assert count(metrics, "heartbeat_seconds_bucket", {"le": "0.25"}) == 2
+        assert count(metrics, "heartbeat_seconds_bucket", {"le": "0.1"}) == 0
+        assert count(metrics, "leases_lost_total", ALPHA) == 0
+
+    async def test_a_heartbeat_that_finds_its_lease_lost_counts_it_for_the_item_s_kind(
+        self,
+        queue: InMemoryWorkQueue,
+        store: CountingWorkStore,
+        metrics: WorkerMetrics,
+        clock: FakeClock,
+    ) -> None:
+        await queue.enqueue(AlphaJob())
+        item = await claimed(store)
+        await clock.advance(61)
+        await store.recover_expired(max_stalls=3)
+
+        assert not await store.heartbeat(item.lease, progress=None, lease_duration=LEASE)
+
+        assert count(metrics, "leases_lost_total", ALPHA) == 1
+        # Nothing more is written for that lease, so its kind is forgotten.
+        assert not await store.complete(item.lease, progress=None)
+        assert count(metrics, "leases_lost_total", {"kind": "unknown"}) == 1
+
+    async def test_a_heartbeat_that_cannot_reach_the_store_is_timed_but_loses_nothing(
+        self,
+        state: InMemoryState,
+        queue: InMemoryWorkQueue,
+        store: CountingWorkStore,
+        metrics: WorkerMetrics,
+    ) -> None:
+        await queue.enqueue(AlphaJob())
+        item = await claimed(store)
+        state.unavailable = True
+
+        with pytest.raises(StoreUnavailableError):
+            await store.heartbeat(item.lease, progress=None, lease_duration=LEASE)
+
+        assert count(metrics, "heartbeat_seconds_count") == 1
+        assert count(metrics, "leases_lost_total", ALPHA) == 0
+
+
+class TestRecovery:
+    async def test_each_recovered_item_counts_for_what_became_of_it(
+        self,
+        queue: InMemoryWorkQueue,
+        store: CountingWorkStore,
+        metrics: WorkerMetrics,
+        clock: FakeClock,
+    ) -> None:
+        # An item whose queued twin takes its place (superseded), two requeued...
+        await queue.enqueue(AlphaJob(), dedup_key="twin")
+        await claimed(store)
+        await queue.enqueue(AlphaJob(), dedup_key="twin")
+        await queue.enqueue_many([EnqueueRequest(BetaJob()) for _ in range(2)])
+        await store.claim(["contract_beta"], worker_id="w", lease_duration=LEASE)
+        await store.claim(["contract_beta"], worker_id="w", lease_duration=LEASE)
+        await clock.advance(61)
+        first = await store.recover_expired(max_stalls=3)
+        # ... and those two at their last stall the next time (stalled).
+        await store.claim(["contract_beta"], worker_id="w", lease_duration=LEASE)
+        await store.claim(["contract_beta"], worker_id="w", lease_duration=LEASE)
+        await clock.advance(61)
+        second = await store.recover_expired(max_stalls=2)
+
+        assert (len(first.superseded), len(first.requeued), len(second.stalled)) == (1, 2, 2)
+        assert count(metrics, "recovered_total", {"outcome": "superseded"}) == 1
+        assert count(metrics, "recovered_total", {"outcome": "requeued"}) == 2
+        assert count(metrics, "recovered_total", {"outcome": "stalled"}) == 2
+
+    async def test_a_pass_that_recovers_nothing_counts_nothing(
+        self, store: CountingWorkStore, metrics: WorkerMetrics
+    ) -> None:
+        await store.recover_expired(max_stalls=3)
+        for outcome in ("requeued", "stalled", "superseded"):
+            assert (
+                metrics.registry.get_sample_value(
+                    "workqueue_worker_recovered_total", {"outcome": outcome}
+                )
+                is None
+            )
+
+
+def test_the_counters_read_as_prometheus_text(metrics: WorkerMetrics) -> None:
+    metrics.claimed.labels("contract_alpha").inc()
+    text = metrics.text().decode()
+    assert 'workqueue_worker_claimed_total{kind="contract_alpha"} 1.0' in text
+    assert "# TYPE workqueue_worker_heartbeat_seconds histogram" in text
+
+
+def test_each_counter_says_what_it_counts_and_heartbeats_fall_in_the_documented_buckets(
+    metrics: WorkerMetrics,
+) -> None:
+    text = metrics.text().decode()
+    for name, documentation in PER_KIND_COUNTERS.items():
+        assert f"# HELP workqueue_worker_{name}_total {documentation}" in text
+    assert f"# HELP workqueue_worker_recovered_total {RECOVERED_HELP}" in text
+    assert f"# HELP workqueue_worker_heartbeat_seconds {HEARTBEAT_HELP}" in text
+    metrics.heartbeat_seconds.observe(0.002)
+    buckets = [
+        float(bound)
+        for bound in HEARTBEAT_BUCKETS
+        if metrics.registry.get_sample_value(
+            "workqueue_worker_heartbeat_seconds_bucket", {"le": str(bound)}
+        )
+        is not None
+    ]
+    assert buckets == list(HEARTBEAT_BUCKETS)
+    assert (
+        metrics.registry.get_sample_value(
+            "workqueue_worker_heartbeat_seconds_bucket", {"le": "0.001"}
+        )
+        == 0
+    )
+    assert (
+        metrics.registry.get_sample_value(
+            "workqueue_worker_heartbeat_seconds_bucket", {"le": "0.0025"}
+        )
+        == 1
+    )
+
+
+class Recording(WorkStore):
+    """A store that answers every call with a token and remembers its arguments."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, tuple[object, ...], dict[str, object]]] = []
+
+    def _answer(self, name: str, *args: object, **kwargs: object) -> Any:
+        self.calls.append((name, args, kwargs))
+        return ANSWERS[name]
+
+    async def claim(self, *args: Any, **kwargs: Any) -> Any:
+        return self._answer("claim", *args, **kwargs)
+
+    async def heartbeat(self, *args: Any, **kwargs: Any) -> Any:
+        return self._answer("heartbeat", *args, **kwargs)
+
+    async def complete(self, *args: Any, **kwargs: Any) -> Any:
+        return self._answer("complete", *args, **kwargs)
+
+    async def complete_and_claim(self, *args: Any, **kwargs: Any) -> Any:
+        return self._answer("complete_and_claim", *args, **kwargs)
+
+    async def fail(self, *args: Any, **kwargs: Any) -> Any:
+        return self._answer("fail", *args, **kwargs)
+
+    async def release(self, *args: Any, **kwargs: Any) -> Any:
+        return self._answer("release", *args, **kwargs)
+
+    async def recover_expired(self, *args: Any, **kwargs: Any) -> Any:
+        return self._answer("recover_expired", *args, **kwargs)
+
+    async def is_due(self, *args: Any, **kwargs: Any) -> Any:
+        return self._answer("is_due", *args, **kwargs)
+
+    async def purge_finished(self, *args: Any, **kwargs: Any) -> Any:
+        return self._answer("purge_finished", *args, **kwargs)
+
+    async def get(self, *args: Any, **kwargs: Any) -> Any:
+        return self._answer("get", *args, **kwargs)
+
+    async def list_items(self, *args: Any, **kwargs: Any) -> Any:
+        return self._answer("list_items", *args, **kwargs)
+
+    async def count_by_kind_and_status(self, *args: Any, **kwargs: Any) -> Any:
+        return self._answer("count_by_kind_and_status", *args, **kwargs)
+
+
+ANSWERS: dict[str, object] = {
+    "claim": None,
+    "heartbeat": True,
+    "complete": True,
+    "complete_and_claim": (True, None),
+    "fail": True,
+    "release": True,
+    "recover_expired": RecoveryResult(),
+    "is_due": True,
+    "purge_finished": 7,
+    "get": None,
+    "list_items": [],
+    "count_by_kind_and_status": {},
+}
+
+
+async def test_every_call_is_passed_on_as_made_and_answered_as_the_store_answered() -> None:
+    inner = Recording()
+    store = CountingWorkStore(inner, WorkerMetrics())
+    lease = Lease(1, 1)
+    cutoff = datetime(2026, 1, 1, tzinfo=UTC)
+    made = [
+        ("claim", store.claim(["k"], worker_id="w", lease_duration=LEASE)),
+        ("heartbeat", store.heartbeat(lease, progress={"p": 1}, lease_duration=LEASE)),
+        ("complete", store.complete(lease, progress={"p": 2})),
+        (
+            "complete_and_claim",
+            store.complete_and_claim(
+                lease, progress={"p": 3}, kinds=["k"], worker_id="w", lease_duration=LEASE
+            ),
+        ),
+        ("fail", store.fail(lease, error="boom", progress={"p": 4})),
+        ("release", store.release(lease, progress={"p": 5})),
+        ("recover_expired", store.recover_expired(max_stalls=3)),
+        ("is_due", store.is_due("k", LEASE)),
+        ("purge_finished", store.purge_finished(finished_before=cutoff, limit=9)),
+        ("get", store.get(42)),
+        (
+            "list_items",
+            store.list_items(statuses=[WorkStatus.QUEUED], kinds=["k"], limit=5, newest_first=True),
+        ),
+        ("count_by_kind_and_status", store.count_by_kind_and_status()),
+    ]
+    for name, call in made:
+        assert await call == ANSWERS[name], name
+
+    assert inner.calls == [
+        ("claim", (["k"],), {"worker_id": "w", "lease_duration": LEASE}),
+        ("heartbeat", (lease,), {"progress": {"p": 1}, "lease_duration": LEASE}),
+        ("complete", (lease,), {"progress": {"p": 2}}),
+        (
+            "complete_and_claim",
+            (lease,),
+            {"progress": {"p": 3}, "kinds": ["k"], "worker_id": "w", "lease_duration": LEASE},
+        ),
+        ("fail", (lease,), {"error": "boom", "progress": {"p": 4}}),
+        ("release", (lease,), {"progress": {"p": 5}}),
+        ("recover_expired", (), {"max_stalls": 3}),
+        ("is_due", ("k", LEASE), {}),
+        ("purge_finished", (), {"finished_before": cutoff, "limit": 9}),
+        ("get", (42,), {}),
+        (
+            "list_items",
+            (),
+            {"statuses": [WorkStatus.QUEUED], "kinds": ["k"], "limit": 5, "newest_first": True},
+        ),
+        ("count_by_kind_and_status", (), {}),
+    ]
+
+
+async def test_listing_by_default_asks_the_store_for_its_own_defaults() -> None:
+    inner = Recording()
+    await CountingWorkStore(inner, WorkerMetrics()).list_items()
+    assert inner.calls == [
+        ("list_items", (), {"statuses": None, "kinds": None, "limit": 100, "newest_first": False})
+    ]
