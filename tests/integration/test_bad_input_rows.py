@@ -171,5 +171,5 @@ def test_rows_of_a_kind_no_worker_handles_are_shown_by_status(cli_environment: s
     }
     assert [item["id"] for item in json.loads(document.getvalue())["active"]] == [foreign]
     lines = text.getvalue().splitlines()
-    assert ["legacy_report", "1", "0", "0", "0"] in [line.split() for line in lines]
+    assert ["legacy_report", "1", "0", "0", "0", "0"] in [line.split() for line in lines]
     assert f"  #{foreign} legacy_report queued attempt=0 stalls=0" in lines
