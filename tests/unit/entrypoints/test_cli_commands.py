@@ -317,6 +317,8 @@ positional arguments:
     migrate   apply pending migrations and say which
     status    show counts, live items and recent failures
     enqueue   enqueue one item of KIND
+    cancel    cancel item ID: queued at once, running through its worker
+    requeue   enqueue failed or cancelled item ID again, as a new item
     web       serve the read-only admin page, its JSON API, /metrics, /healthz
 
 options:
@@ -345,6 +347,26 @@ usage: workqueue status [-h] [--json]
 options:
   -h, --help  show this help message and exit
   --json      print one JSON document
+""",
+    ("cancel",): """\
+usage: workqueue cancel [-h] [--reason TEXT] ID
+
+positional arguments:
+  ID             the item's id
+
+options:
+  -h, --help     show this help message and exit
+  --reason TEXT  stored as the item's error (default: 'cancelled by an
+                 operator')
+""",
+    ("requeue",): """\
+usage: workqueue requeue [-h] ID
+
+positional arguments:
+  ID          the item's id
+
+options:
+  -h, --help  show this help message and exit
 """,
     ("enqueue",): """\
 usage: workqueue enqueue [-h] [--payload JSON] [--dedup-key KEY] KIND
