@@ -10,11 +10,11 @@ from __future__ import annotations
 from typing import TextIO
 
 from application import requeue
-from domain import CancelOutcome, RequeueOutcome, cancel_reason_text
+from domain import CancelOutcome, RequeueOutcome, WorkStore, cancel_reason_text
 from entrypoints.exit_status import ExitStatus
 from entrypoints.worker.container import WorkerContainer, provide
 
-__all__ = ["cancel_item", "cancel_line", "requeue_item", "requeue_line"]
+__all__ = ["cancel_item", "cancel_line", "finished_status", "requeue_item", "requeue_line"]
 
 
 def cancel_line(item_id: int, outcome: CancelOutcome, status: str | None) -> str:
@@ -36,6 +36,12 @@ def cancel_line(item_id: int, outcome: CancelOutcome, status: str | None) -> str
     return f"nothing to do: no item {item_id}"
 
 
+async def finished_status(store: WorkStore, item_id: int) -> str:
+    """How finished item ``item_id`` ended, for a cancel's line ("deleted" once retention was)."""
+    item = await store.get(item_id)
+    return "deleted since" if item is None else item.status.value
+
+
 async def cancel_item(
     container: WorkerContainer, out: TextIO, *, item_id: int, reason: str | None = None
 ) -> ExitStatus:
@@ -48,10 +54,7 @@ async def cancel_item(
     await schema.check_current()
     store = await provide(container.work_store)
     outcome = await store.cancel(item_id, reason=cancel_reason_text(reason))
-    status = None
-    if outcome is CancelOutcome.FINISHED:
-        item = await store.get(item_id)
-        status = None if item is None else item.status.value
+    status = await finished_status(store, item_id) if outcome is CancelOutcome.FINISHED else None
     print(cancel_line(item_id, outcome, status), file=out)
     return ExitStatus.OK if outcome.took_effect() else ExitStatus.FAILURE
 

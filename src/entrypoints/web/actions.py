@@ -24,8 +24,8 @@ from urllib.parse import parse_qs, urlsplit
 from starlette.requests import Request
 
 from application import requeue
-from domain import WorkPayload, WorkQueue, WorkStore, cancel_reason_text
-from entrypoints.commands.cancel import cancel_line, requeue_line
+from domain import CancelOutcome, WorkPayload, WorkQueue, WorkStore, cancel_reason_text
+from entrypoints.commands.cancel import cancel_line, finished_status, requeue_line
 
 __all__ = [
     "INSUFFICIENT_PRIVILEGE",
@@ -127,10 +127,8 @@ async def act(request: Request, actions: WebActions | None, verb: str) -> tuple[
 async def _cancel(actions: WebActions, item_id: int, form: dict[str, str]) -> tuple[str, bool]:
     text = cancel_reason_text(form.get("reason", "")[:_MAX_REASON])
     outcome = await actions.store.cancel(item_id, reason=text)
-    status = None
-    if not outcome.took_effect():
-        item = await actions.store.get(item_id)
-        status = None if item is None else item.status.value
+    finished = outcome is CancelOutcome.FINISHED
+    status = await finished_status(actions.store, item_id) if finished else None
     return cancel_line(item_id, outcome, status), outcome.took_effect()
 
 

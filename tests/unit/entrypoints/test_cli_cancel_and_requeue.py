@@ -8,9 +8,19 @@ import asyncio
 from datetime import timedelta
 
 import pytest
+from dependency_injector import providers
 from worker_world import WorkerWorld
 
-from domain import DEFAULT_CANCEL_REASON, TokenCleanup, WorkItem, WorkItemRetention, WorkStatus
+from domain import (
+    DEFAULT_CANCEL_REASON,
+    CancelOutcome,
+    TokenCleanup,
+    WorkItem,
+    WorkItemRetention,
+    WorkStatus,
+)
+from entrypoints.worker.container import WorkerContainer
+from entrypoints.worker.settings import WorkerSettings
 
 LEASE = timedelta(seconds=60)
 
@@ -101,6 +111,28 @@ class TestCancel:
             f"nothing to do: item {item_id} already finished (failed)\n",
         )
         assert row(world, item_id).error == "boom"
+
+    def test_a_finished_item_deleted_before_its_status_is_read_is_said_so(
+        self, world: WorkerWorld
+    ) -> None:
+        class PurgedMeanwhile:
+            async def cancel(self, item_id: int, *, reason: str) -> CancelOutcome:
+                return CancelOutcome.FINISHED
+
+            async def get(self, item_id: int) -> None:
+                return None
+
+        def container(settings: WorkerSettings) -> WorkerContainer:
+            built = world.container(settings)
+            built.work_store.override(providers.Object(PurgedMeanwhile()))
+            return built
+
+        run = world.cli("cancel", "5", container_factory=container)
+
+        assert (run.status, run.out) == (
+            1,
+            "nothing to do: item 5 already finished (deleted since)\n",
+        )
 
     def test_an_unknown_id_has_nothing_to_do(self, world: WorkerWorld) -> None:
         run = world.cli("cancel", "99")
