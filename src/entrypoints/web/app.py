@@ -49,7 +49,10 @@ SECURITY_HEADERS: dict[str, str] = {
         "connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
     ),
     "x-content-type-options": "nosniff",
-    "referrer-policy": "no-referrer",
+    # Not no-referrer: under it a browser sends "Origin: null" with a form's POST, and
+    # the actions' same-origin check could not tell this view's own pages from others.
+    # Other origins still get no referrer at all.
+    "referrer-policy": "same-origin",
     "x-frame-options": "DENY",
     "cache-control": "no-store",
 }
