@@ -281,3 +281,35 @@ async def test_the_actions_are_refused_clearly_for_a_role_with_only_select(
         for row in await migrated_pool.fetch("SELECT status FROM work_items ORDER BY id")
     ]
     assert statuses == ["failed", "running", "queued", "queued"]
+
+
+async def test_the_readmes_grants_are_all_the_actions_need(
+    database_url: str, migrated_pool: asyncpg.Pool, reader_role: str, clock: FakeClock
+) -> None:
+    ids = await fill(migrated_pool, clock)
+    for grant in [
+        "GRANT UPDATE (status, error, finished_at, cancel_reason) ON work_items TO {role}",
+        "GRANT INSERT ON work_items TO {role}",
+        "GRANT USAGE ON SEQUENCE work_items_id_seq TO {role}",
+    ]:
+        await migrated_pool.execute(grant.format(role=reader_role))
+    pool = await create_pool(as_role(database_url, reader_role), min_size=1, max_size=2)
+    try:
+        async with client_for(pool, clock, with_actions=True) as client:
+            responses = [
+                await client.post(
+                    f"/items/{ids[name]}/{verb}",
+                    data={"token": TOKEN},
+                    headers={"origin": "http://view"},
+                )
+                for name, verb in [
+                    ("first_queued", "cancel"),
+                    ("running", "cancel"),
+                    ("failed", "requeue"),
+                ]
+            ]
+    finally:
+        await close_pool(pool)
+
+    assert [response.status_code for response in responses] == [200, 200, 200]
+    assert await migrated_pool.fetchval("SELECT count(*) FROM work_items") == 5
