@@ -151,7 +151,7 @@ def render_text(report: StatusReport) -> str:
         )
         if item.status is WorkStatus.RUNNING:
             line += f" worker={item.worker_id} heartbeat={report.heartbeat_age(item)}s ago"
-        if item.cancel_reason is not None and item.status is WorkStatus.RUNNING:
+        if item.cancel_reason is not None:  # only a running item's can be set
             line += f" cancel requested: {_first_line(item.cancel_reason)}"
         if item.progress is not None:
             line += f" progress={_compact_json(item.progress)}"

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import TextIO
 
 from application import requeue
-from domain import CancelOutcome, RequeueOutcome, WorkStore, cancel_reason_text
+from domain import CancelOutcome, RequeueOutcome, RequeueResult, WorkStore, cancel_reason_text
 from entrypoints.exit_status import ExitStatus
 from entrypoints.worker.container import WorkerContainer, provide
 
@@ -59,13 +59,14 @@ async def cancel_item(
     return ExitStatus.OK if outcome.took_effect() else ExitStatus.FAILURE
 
 
-def requeue_line(item_id: int, outcome: RequeueOutcome, queued_id: int | None, status: str) -> str:
-    """The one line ``workqueue requeue`` prints."""
+def requeue_line(item_id: int, result: RequeueResult) -> str:
+    """The one line ``workqueue requeue`` prints for ``result``."""
+    outcome, status = result.outcome, result.status
     if outcome is RequeueOutcome.REQUEUED:
-        return f"requeued {status} item {item_id} as item {queued_id}"
+        return f"requeued {status} item {item_id} as item {result.queued_id}"
     if outcome is RequeueOutcome.ABSORBED:
         return (
-            f"requeue of {status} item {item_id} absorbed by queued item {queued_id} "
+            f"requeue of {status} item {item_id} absorbed by queued item {result.queued_id} "
             "with the same dedup key"
         )
     if outcome is RequeueOutcome.REFUSED:
@@ -87,6 +88,5 @@ async def requeue_item(container: WorkerContainer, out: TextIO, *, item_id: int)
     store = await provide(container.work_store)
     queue = await provide(container.work_queue)
     result = await requeue(item_id, store=store, queue=queue, decode=registry.decode)
-    status = "" if result.status is None else result.status.value
-    print(requeue_line(item_id, result.outcome, result.queued_id, status), file=out)
+    print(requeue_line(item_id, result), file=out)
     return ExitStatus.OK if result.outcome.took_effect() else ExitStatus.FAILURE

@@ -134,6 +134,4 @@ async def _cancel(actions: WebActions, item_id: int, form: dict[str, str]) -> tu
 
 async def _requeue(actions: WebActions, item_id: int) -> tuple[str, bool]:
     result = await requeue(item_id, store=actions.store, queue=actions.queue, decode=actions.decode)
-    status = "" if result.status is None else result.status.value
-    line = requeue_line(item_id, result.outcome, result.queued_id, status)
-    return line, result.outcome.took_effect()
+    return requeue_line(item_id, result), result.outcome.took_effect()

@@ -278,3 +278,29 @@ def test_a_failure_shows_the_first_line_of_its_error_cut_to_200_characters(
     assert last == (
         f"  #9 token_cleanup failed attempt=1 stalls=0 finished=2026-01-01T00:00:00Z error: {shown}"
     )
+
+
+async def test_a_running_item_whose_cancel_was_requested_says_so_and_a_finished_one_not() -> None:
+    world = Queue()
+    for _ in range(2):
+        await world.queue.enqueue(TokenCleanup())
+    running = await world.store.claim(["token_cleanup"], worker_id="w", lease_duration=LEASE)
+    assert running is not None
+    await world.store.cancel(running.id, reason="wrong input\nsecond line")
+    finished = await world.store.claim(["token_cleanup"], worker_id="w", lease_duration=LEASE)
+    assert finished is not None
+    await world.store.cancel(finished.id, reason="too late")
+    await world.store.fail(finished.lease, error="boom", progress=None)
+
+    report = await world.report()
+    lines = render_text(report).splitlines()
+
+    expected = (
+        f"  #{running.id} token_cleanup running attempt=1 stalls=0 worker=w heartbeat=0.0s ago"
+        " cancel requested: wrong input"
+    )
+    assert expected in lines
+    assert not any("too late" in line for line in lines)
+    assert any(line.startswith(f"  #{finished.id} token_cleanup failed") for line in lines)
+    document = json.loads(render_json(report))
+    assert document["active"][0]["cancel_reason"] == "wrong input\nsecond line"
