@@ -17,10 +17,10 @@ from entrypoints.worker.container import WorkerContainer, provide
 __all__ = ["cancel_item", "cancel_line", "finished_status", "requeue_item", "requeue_line"]
 
 
-def cancel_line(item_id: int, outcome: CancelOutcome, status: str | None) -> str:
+def cancel_line(item_id: int, outcome: CancelOutcome, status: str) -> str:
     """The one line ``workqueue cancel`` prints for ``outcome``.
 
-    :param status: the item's status now, for a finished item.
+    :param status: how the item ended, said when it had already finished.
     """
     if outcome is CancelOutcome.CANCELLED:
         return f"cancelled item {item_id} (it was queued)"
@@ -54,8 +54,8 @@ async def cancel_item(
     await schema.check_current()
     store = await provide(container.work_store)
     outcome = await store.cancel(item_id, reason=cancel_reason_text(reason))
-    status = await finished_status(store, item_id) if outcome is CancelOutcome.FINISHED else None
-    print(cancel_line(item_id, outcome, status), file=out)
+    # Read after the cancel: a finished item's line says how it ended (the others ignore it).
+    print(cancel_line(item_id, outcome, await finished_status(store, item_id)), file=out)
     return ExitStatus.OK if outcome.took_effect() else ExitStatus.FAILURE
 
 

@@ -24,7 +24,7 @@ from urllib.parse import parse_qs, urlsplit
 from starlette.requests import Request
 
 from application import requeue
-from domain import CancelOutcome, WorkPayload, WorkQueue, WorkStore, cancel_reason_text
+from domain import WorkPayload, WorkQueue, WorkStore, cancel_reason_text
 from entrypoints.commands.cancel import cancel_line, finished_status, requeue_line
 
 __all__ = [
@@ -127,8 +127,7 @@ async def act(request: Request, actions: WebActions | None, verb: str) -> tuple[
 async def _cancel(actions: WebActions, item_id: int, form: dict[str, str]) -> tuple[str, bool]:
     text = cancel_reason_text(form.get("reason", "")[:_MAX_REASON])
     outcome = await actions.store.cancel(item_id, reason=text)
-    finished = outcome is CancelOutcome.FINISHED
-    status = await finished_status(actions.store, item_id) if finished else None
+    status = await finished_status(actions.store, item_id)
     return cancel_line(item_id, outcome, status), outcome.took_effect()
 
 

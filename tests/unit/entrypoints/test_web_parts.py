@@ -294,6 +294,7 @@ class TestWiring:
         assert actions.token == "t" * SHORTEST_TOKEN
         assert actions.store is await provide(core.work_store)
         assert actions.queue is await provide(core.work_queue)
+        assert actions.decode == (await provide(core.registry)).decode
         await (await provide(web.overview)).close()
 
 
