@@ -47,9 +47,11 @@ _ONLY_SELECT = (
     "on work_items (see the README's grants)."
 )
 _MAX_REASON = 1000
-# A form of a token and a reason: anything longer is not one of this view's forms.
-_MAX_FORM_BYTES = 8192
 _FORM_TYPE = "application/x-www-form-urlencoded"
+# Header names, named once (Starlette's headers are case-insensitive).
+_CONTENT_TYPE = "content-type"
+_ORIGIN = "origin"
+_REFERER = "referer"
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,7 +66,7 @@ class WebActions:
 
 def same_origin(request: Request) -> bool:
     """Whether ``request`` says it comes from a page of this server (Origin, else Referer)."""
-    claimed = request.headers.get("origin") or request.headers.get("referer")
+    claimed = request.headers.get(_ORIGIN) or request.headers.get(_REFERER)
     if not claimed:
         return False
     parts = urlsplit(claimed)
@@ -72,14 +74,19 @@ def same_origin(request: Request) -> bool:
 
 
 async def read_form(request: Request) -> dict[str, str]:
-    """The fields of a URL-encoded form (each one's first value); empty for anything else."""
-    if request.headers.get("content-type", "").split(";")[0].strip() != _FORM_TYPE:
+    """The fields of a URL-encoded form (each one's first value); empty for anything else.
+
+    A body without a content type is read as such a form too: what it may do is
+    decided by the token and origin checks, not by its type.
+    """
+    content_type = request.headers.get(_CONTENT_TYPE, _FORM_TYPE)
+    if content_type.partition(";")[0].strip() != _FORM_TYPE:
         return {}
-    body = await request.body()
-    if len(body) > _MAX_FORM_BYTES:
+    try:
+        text = (await request.body()).decode()
+    except UnicodeDecodeError:
         return {}
-    fields = parse_qs(body.decode("utf-8", errors="replace"), keep_blank_values=True)
-    return {name: values[0] for name, values in fields.items()}
+    return {name: values[0] for name, values in parse_qs(text).items()}
 
 
 def refusal(actions: WebActions | None, request: Request, form: dict[str, str]) -> str | None:

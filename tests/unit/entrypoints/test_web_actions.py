@@ -44,7 +44,10 @@ class TestWithoutAToken:
             )
 
         assert response.status_code == 403
-        assert "This view is read-only: set WORKQUEUE_WEB_TOKEN" in response.text
+        assert (
+            ">This view is read-only: set WORKQUEUE_WEB_TOKEN to enable cancel and requeue.<"
+            in response.text
+        )
         assert [item.status for item in world.state.snapshot()] == [WorkStatus.QUEUED]
 
 
@@ -111,6 +114,7 @@ class TestCancel:
 
         assert response.status_code == 409
         assert "Nothing to do: no item 77." in response.text
+        assert "<title>Not found" in response.text
 
 
 class TestRequeue:
@@ -193,6 +197,49 @@ class TestTheChecks:
             )
 
         assert response.status_code == 200
+
+    async def test_a_form_with_a_charset_or_without_a_content_type_is_read(
+        self, world: WebWorld
+    ) -> None:
+        first, second = await queued(world), await queued(world)
+        body = f"token={TOKEN}&reason=r"
+        async with world.client(token=TOKEN) as client:
+            with_charset = await client.post(
+                f"/items/{first}/cancel",
+                content=body,
+                headers={
+                    **SAME_ORIGIN,
+                    "content-type": "application/x-www-form-urlencoded; charset=utf-8",
+                },
+            )
+            untyped = await client.post(
+                f"/items/{second}/cancel", content=body, headers=SAME_ORIGIN
+            )
+
+        assert (with_charset.status_code, untyped.status_code) == (200, 200)
+        assert world.state.items[first].error == "r"
+
+    @pytest.mark.parametrize(
+        ("content_type", "body"),
+        [
+            ("application/json", f'{{"token": "{TOKEN}"}}'.encode()),
+            ("multipart/form-data; boundary=x", f"token={TOKEN}".encode()),
+            ("application/x-www-form-urlencoded", f"token={TOKEN}".encode() + b"&r=\xff"),
+        ],
+    )
+    async def test_a_body_that_is_no_url_encoded_text_form_carries_no_token(
+        self, world: WebWorld, content_type: str, body: bytes
+    ) -> None:
+        item_id = await queued(world)
+        async with world.client(token=TOKEN) as client:
+            response = await client.post(
+                f"/items/{item_id}/cancel",
+                content=body,
+                headers={**SAME_ORIGIN, "content-type": content_type},
+            )
+
+        assert response.status_code == 403
+        assert world.state.items[item_id].status is WorkStatus.QUEUED
 
     async def test_a_get_does_nothing(self, world: WebWorld) -> None:
         item_id = await queued(world)
