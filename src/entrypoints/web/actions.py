@@ -95,8 +95,8 @@ def refusal(actions: WebActions | None, request: Request, form: dict[str, str]) 
         return "This view is read-only: set WORKQUEUE_WEB_TOKEN to enable cancel and requeue."
     if not same_origin(request):
         return "Refused: the request did not come from this view's own page."
-    given = form.get("token", "")
-    if not hmac.compare_digest(given.encode(), actions.token.encode()):
+    given = form.get("token")
+    if given is None or not hmac.compare_digest(given.encode(), actions.token.encode()):
         return "Refused: the admin token is missing or wrong."
     return None
 

@@ -3,6 +3,7 @@ view's own origin; without a token the view is read-only and says so."""
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 import pytest
@@ -79,6 +80,22 @@ class TestCancel:
         assert item is not None
         assert (item.status, item.error) == (WorkStatus.CANCELLED, "wrong <b>customer</b>")
         assert "wrong &lt;b&gt;customer&lt;/b&gt;" in response.text
+
+    async def test_each_action_is_logged_with_what_it_did(
+        self, world: WebWorld, caplog: pytest.LogCaptureFixture
+    ) -> None:
+        caplog.set_level(logging.INFO, logger="workqueue.web")
+        item_id = await queued(world)
+        async with world.client(token=TOKEN) as client:
+            await client.post(
+                f"/items/{item_id}/cancel", data={"token": TOKEN}, headers=SAME_ORIGIN
+            )
+
+        records = [r for r in caplog.records if r.name == "workqueue.web"]
+        assert [(r.levelname, r.getMessage()) for r in records] == [
+            ("INFO", f"web cancel of item {item_id}: cancelled item {item_id} (it was queued)")
+        ]
+        assert getattr(records[0], "item_id", None) == item_id
 
     async def test_a_running_item_gets_the_request(self, world: WebWorld) -> None:
         running = await world.running()
@@ -160,7 +177,7 @@ class TestTheChecks:
             response = await client.post(f"/items/{item_id}/cancel", data=form, headers=SAME_ORIGIN)
 
         assert response.status_code == 403
-        assert "Refused: the admin token is missing or wrong." in response.text
+        assert ">Refused: the admin token is missing or wrong.<" in response.text
         assert world.state.items[item_id].status is WorkStatus.QUEUED
 
     @pytest.mark.parametrize(
@@ -184,7 +201,9 @@ class TestTheChecks:
             )
 
         assert response.status_code == 403
-        assert "the request did not come from this view" in response.text
+        assert ">Refused: the request did not come from this view&#39;s own page.<" in (
+            response.text
+        )
         assert world.state.items[item_id].status is WorkStatus.QUEUED
 
     async def test_a_referer_of_this_view_will_do_without_an_origin(self, world: WebWorld) -> None:
