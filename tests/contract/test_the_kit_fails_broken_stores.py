@@ -81,6 +81,9 @@ ON_POSTGRES: dict[str, set[str]] = {
     "TestEnqueueIfDueLockedInTheInsert": {
         "test_concurrent_schedulers_racing_claimers_create_one_item_per_due_round",
     },
+    "TestCancelsAfterReadingTheStatus": {
+        "test_a_cancel_racing_a_claim_has_exactly_one_outcome",
+    },
 }
 
 

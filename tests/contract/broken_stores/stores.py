@@ -204,6 +204,25 @@ class NewestFirstIgnoresFilters(PostgresWorkStore):
         return [work_item_from_row(row) for row in rows]
 
 
+class CancelsAfterReadingTheStatus(PostgresWorkStore):
+    """A cancel reads the status, then cancels by id alone: a claim in between is overwritten."""
+
+    async def cancel(self, item_id: int, *, reason: str) -> CancelOutcome:
+        status = await self._connection.fetchval(
+            "SELECT status FROM work_items WHERE id = $1", item_id
+        )
+        if status != WorkStatus.QUEUED:
+            return await super().cancel(item_id, reason=reason)
+        await self._connection.execute(
+            "UPDATE work_items SET status = 'cancelled', error = $2, finished_at = $3,"
+            " lease_expires_at = NULL WHERE id = $1",
+            item_id,
+            reason,
+            self._clock.now(),
+        )
+        return CancelOutcome.CANCELLED
+
+
 class _ClaimSql(PostgresWorkStore):
     """A PostgreSQL store whose one claim statement (also for complete-and-claim) is claim_sql."""
 
