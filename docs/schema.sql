@@ -2,7 +2,7 @@
 -- Generated from the catalog by adapters.postgres.schema; do not edit by hand:
 --   python -m adapters.postgres.schema --database-url URL --write docs/schema.sql
 -- tests/integration/test_schema_doc.py fails when this file is stale.
--- Migrations applied: 0001_work_items, 0002_refresh_tokens, 0003_claim_in_fifo_order, 0004_monitoring_indexes.
+-- Migrations applied: 0001_work_items, 0002_refresh_tokens, 0003_claim_in_fifo_order, 0004_monitoring_indexes, 0005_cancelled_items.
 
 CREATE TABLE refresh_tokens (
     id bigint NOT NULL GENERATED ALWAYS AS IDENTITY,
@@ -42,16 +42,17 @@ CREATE TABLE work_items (
     worker_id text,
     progress jsonb,
     error text,
+    cancel_reason text,
     CONSTRAINT work_items_attempt_check CHECK ((attempt >= 0)),
     CONSTRAINT work_items_pkey PRIMARY KEY (id),
     CONSTRAINT work_items_stalls_check CHECK ((stalls >= 0)),
-    CONSTRAINT work_items_status_check CHECK ((status = ANY (ARRAY['queued'::text, 'running'::text, 'succeeded'::text, 'failed'::text])))
+    CONSTRAINT work_items_status_check CHECK ((status = ANY (ARRAY['queued'::text, 'running'::text, 'succeeded'::text, 'failed'::text, 'cancelled'::text])))
 ) WITH (fillfactor=80, autovacuum_vacuum_scale_factor=0.02, autovacuum_analyze_scale_factor=0.02, autovacuum_vacuum_cost_delay=0);
 COMMENT ON TABLE work_items IS 'One row per unit of work, from enqueue to its final state. Inserted only by the WorkQueue (enqueue); updated by the WorkStore (claim, heartbeat, complete, fail, release, lease recovery); deleted only by retention.';
 COMMENT ON COLUMN work_items.id IS 'Identity; claim order (FIFO). Written by enqueue; with attempt it is the lease that fences every write after a claim.';
 COMMENT ON COLUMN work_items.kind IS 'Which handler runs the item (a kind enum value). Written by enqueue; read by claim, due-ness and the status view.';
 COMMENT ON COLUMN work_items.payload IS 'The payload model as JSON, validated before it is written. Written by enqueue; read by the executor, which validates it again.';
-COMMENT ON COLUMN work_items.status IS 'queued (written by enqueue, release and lease recovery; left by claim), running (written by claim; left by complete, fail, release or recovery), succeeded or failed (final; only retention removes them).';
+COMMENT ON COLUMN work_items.status IS 'queued (written by enqueue, release and lease recovery; left by claim or cancel), running (written by claim; left by complete, fail, cancelled, release or recovery), succeeded, failed or cancelled (final; only retention removes them).';
 COMMENT ON COLUMN work_items.attempt IS 'How many times the item was claimed. Incremented by claim; every fenced write (heartbeat, complete, fail, release) matches it.';
 COMMENT ON COLUMN work_items.stalls IS 'How many leases of the item expired. Incremented by lease recovery, which fails the item when it reaches the stall limit.';
 COMMENT ON COLUMN work_items.dedup_key IS 'Optional key: an enqueue while a queued item of the same kind and key exists is absorbed by it. Written by enqueue; read by enqueue, release and lease recovery.';
@@ -59,22 +60,23 @@ COMMENT ON COLUMN work_items.enqueued_at IS 'When the item was enqueued (the sto
 COMMENT ON COLUMN work_items.started_at IS 'When the latest attempt was claimed (the store''s clock). Written by claim; read by the status view.';
 COMMENT ON COLUMN work_items.heartbeat_at IS 'When the latest attempt last proved it was alive. Written by claim and heartbeat; read by the status view. Not indexed, so heartbeats stay HOT.';
 COMMENT ON COLUMN work_items.lease_expires_at IS 'When the latest attempt''s lease runs out unless renewed. Written by claim and heartbeat; read by lease recovery. Not indexed, so heartbeats stay HOT.';
-COMMENT ON COLUMN work_items.finished_at IS 'When the item reached succeeded or failed. Written by complete, fail, release and lease recovery (when they finish it); read by due-ness and retention.';
+COMMENT ON COLUMN work_items.finished_at IS 'When the item reached a final status (succeeded, failed or cancelled). Written by complete, fail, cancel, release and lease recovery (when they finish it); read by due-ness and retention.';
 COMMENT ON COLUMN work_items.worker_id IS 'The worker that claimed the latest attempt. Written by claim; read by the status view and by people.';
 COMMENT ON COLUMN work_items.progress IS 'The latest JSON progress snapshot of the handler; kept across attempts. Written by heartbeat, complete, fail and release; read by the executor on the next attempt and by the status view. Not indexed, so heartbeats stay HOT.';
-COMMENT ON COLUMN work_items.error IS 'Why the item failed: the handler''s error, a stall, or being superseded by a queued twin. Written by fail, release and lease recovery; read by the status view.';
+COMMENT ON COLUMN work_items.error IS 'Why the item failed or was cancelled: the handler''s error, a stall, being superseded by a queued twin, or the cancel''s reason. Written by fail, cancel, release and lease recovery; read by the status view.';
+COMMENT ON COLUMN work_items.cancel_reason IS 'A cancel requested while the item was running: its reason; null when none was. Written by cancel; returned by every heartbeat (so the holder learns of it) and read by lease recovery, which ends such an item cancelled. Not indexed, so heartbeats stay HOT.';
 CREATE INDEX work_items_claim ON public.work_items USING btree (id) WHERE (status = 'queued'::text);
 COMMENT ON INDEX work_items_claim IS 'Claim: the queued ids in FIFO order, for any set of kinds. Partial on queued, so finished rows cost nothing.';
 CREATE INDEX work_items_finished_by_kind ON public.work_items USING btree (kind, status) WHERE (status <> ALL (ARRAY['queued'::text, 'running'::text]));
 COMMENT ON INDEX work_items_finished_by_kind IS 'Admin view and metrics: how many finished items each kind has in each final status (index-only).';
-CREATE INDEX work_items_newest_finished ON public.work_items USING btree (kind, finished_at) WHERE (status = ANY (ARRAY['succeeded'::text, 'failed'::text]));
-COMMENT ON INDEX work_items_newest_finished IS 'Due-ness: the newest finished item of a kind.';
+CREATE INDEX work_items_newest_finished ON public.work_items USING btree (kind, finished_at) WHERE (status <> ALL (ARRAY['queued'::text, 'running'::text]));
+COMMENT ON INDEX work_items_newest_finished IS 'Due-ness: the newest finished item of a kind (any final status).';
 CREATE INDEX work_items_queued_by_kind ON public.work_items USING btree (kind, id) WHERE (status = 'queued'::text);
 COMMENT ON INDEX work_items_queued_by_kind IS 'Due-ness (is an item of a kind queued), and claims of a kind that is rare in the backlog.';
 CREATE UNIQUE INDEX work_items_queued_dedup_key ON public.work_items USING btree (kind, dedup_key) WHERE ((status = 'queued'::text) AND (dedup_key IS NOT NULL));
 COMMENT ON INDEX work_items_queued_dedup_key IS 'Dedup: no two queued items share kind and dedup key. Read by enqueue (ON CONFLICT), release and lease recovery.';
-CREATE INDEX work_items_retention ON public.work_items USING btree (finished_at) WHERE (status = ANY (ARRAY['succeeded'::text, 'failed'::text]));
-COMMENT ON INDEX work_items_retention IS 'Retention: the oldest finished items, deleted in bounded batches.';
+CREATE INDEX work_items_retention ON public.work_items USING btree (finished_at) WHERE (status <> ALL (ARRAY['queued'::text, 'running'::text]));
+COMMENT ON INDEX work_items_retention IS 'Retention: the oldest finished items (any final status), deleted in bounded batches.';
 CREATE INDEX work_items_running ON public.work_items USING btree (kind, id) WHERE (status = 'running'::text);
 COMMENT ON INDEX work_items_running IS 'Lease recovery (scan running items, filter the lease) and due-ness (is a kind running).';
 CREATE INDEX work_items_stalled ON public.work_items USING btree (kind) WHERE (stalls > 0);

@@ -15,7 +15,15 @@ from datetime import datetime, timedelta
 
 from pydantic import JsonValue
 
-from domain import Lease, RecoveryResult, WorkItem, WorkStatus, WorkStore
+from domain import (
+    CancelOutcome,
+    HeartbeatAnswer,
+    Lease,
+    RecoveryResult,
+    WorkItem,
+    WorkStatus,
+    WorkStore,
+)
 
 __all__ = ["MeteredWorkStore"]
 
@@ -41,7 +49,7 @@ class MeteredWorkStore(WorkStore):
 
     async def heartbeat(
         self, lease: Lease, *, progress: JsonValue, lease_duration: timedelta
-    ) -> bool:
+    ) -> HeartbeatAnswer:
         self.calls["heartbeat"] += 1
         return await self.inner.heartbeat(lease, progress=progress, lease_duration=lease_duration)
 
@@ -52,6 +60,14 @@ class MeteredWorkStore(WorkStore):
     async def fail(self, lease: Lease, *, error: str, progress: JsonValue) -> bool:
         self.calls["fail"] += 1
         return await self.inner.fail(lease, error=error, progress=progress)
+
+    async def mark_cancelled(self, lease: Lease, *, progress: JsonValue) -> bool:
+        self.calls["mark_cancelled"] += 1
+        return await self.inner.mark_cancelled(lease, progress=progress)
+
+    async def cancel(self, item_id: int, *, reason: str) -> CancelOutcome:
+        self.calls["cancel"] += 1
+        return await self.inner.cancel(item_id, reason=reason)
 
     async def release(self, lease: Lease, *, progress: JsonValue) -> bool:
         self.calls["release"] += 1

@@ -23,6 +23,7 @@ from application.execution import (
 from application.executor import WorkExecutor
 from application.recovery import DEFAULT_MAX_STALLS, LeaseRecovery
 from application.registry import KindRegistry, describe_validation_error
+from application.requeue import REQUEUABLE_STATUSES, requeue
 from application.scheduler import ScheduleOutcome, ScheduleStatus, WorkScheduler
 from application.worker import DEFAULT_POLL_INTERVAL, Worker
 
@@ -31,6 +32,7 @@ __all__ = [
     "DEFAULT_MAX_PROGRESS_BYTES",
     "DEFAULT_MAX_STALLS",
     "DEFAULT_POLL_INTERVAL",
+    "REQUEUABLE_STATUSES",
     "TRUNCATION_MARKER",
     "ExecutionContext",
     "ExecutionOutcome",
@@ -46,4 +48,5 @@ __all__ = [
     "bound_error",
     "describe_validation_error",
     "error_text",
+    "requeue",
 ]

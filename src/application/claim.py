@@ -3,7 +3,9 @@
 A :class:`Claim` is the one place a claimed item's lease is kept track of: until
 when it is secured (:attr:`Claim.secured_until`, moved on by each heartbeat that
 renews it) and, once it is lost, why (:attr:`Claim.lost`). The heartbeat writes
-both; the handler's supervision and the outcome write read them.
+both, and whether a cancel of the item was requested
+(:attr:`Claim.cancel_requested`); the handler's supervision and the outcome write
+read them.
 
 A :class:`Claimer` takes the items one executor runs: one at a time, or the next
 one along with a completion, which it then *holds* until the executor's next run
@@ -30,7 +32,7 @@ class Claim:
         is taken as secured from then on, so never later than the store's own expiry.
     """
 
-    __slots__ = ("claimed_at", "item", "log_extra", "lost", "secured_until")
+    __slots__ = ("cancel_requested", "claimed_at", "item", "log_extra", "lost", "secured_until")
 
     def __init__(self, item: WorkItem, claimed_at: datetime, lease_duration: timedelta) -> None:
         self.item = item
@@ -39,6 +41,8 @@ class Claim:
         """The instant the lease last secured runs out unless renewed, on the clock."""
         self.lost: str | None = None
         """Why the lease was lost, or None while it is held."""
+        self.cancel_requested = False
+        """Whether a heartbeat answered that a cancel of the item was requested."""
         self.log_extra: dict[str, Any] = {
             "item_id": item.id,
             "kind": item.kind,

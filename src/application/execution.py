@@ -98,6 +98,8 @@ class ExecutionStatus(StrEnum):
     - ``failed``: the handler raised, or the payload did not decode; the item was failed.
     - ``lease_lost``: the lease was taken or ran out; this worker wrote nothing more.
     - ``released``: the worker stopped; the item went back to queued without a stall.
+    - ``cancelled``: a cancel of the item was requested; its handler was cancelled
+      and the item marked cancelled (docs/adr/0018).
     - ``abandoned``: the store stayed unreachable until the lease would have run out;
       nothing was recorded and lease recovery will requeue the item.
     """
@@ -106,6 +108,7 @@ class ExecutionStatus(StrEnum):
     FAILED = "failed"
     LEASE_LOST = "lease_lost"
     RELEASED = "released"
+    CANCELLED = "cancelled"
     ABANDONED = "abandoned"
 
 

@@ -6,6 +6,12 @@ claim's :attr:`~application.claim.Claim.secured_until` on. When the lease is los
 it records why on the claim (:attr:`~application.claim.Claim.lost`) and cancels
 the handler; the executor then writes nothing more to the item.
 
+A heartbeat that answers that a cancel of the item was requested (docs/adr/0018)
+records it on the claim (:attr:`~application.claim.Claim.cancel_requested`) and
+cancels the handler, once; the keeper goes on renewing the lease until the handler
+has ended (one that swallows the cancellation still holds its item), and the
+executor then marks the item cancelled.
+
 The lease is lost when a heartbeat matches no running item (another worker
 reclaimed it after it expired), or when heartbeats keep failing until the lease
 this worker last secured has run out, measured on its own clock (ADR 0003): past
@@ -22,7 +28,7 @@ from typing import Any
 
 from application.claim import Claim
 from application.context import ExecutionContext
-from domain import Clock, StoreUnavailableError, WorkStore
+from domain import Clock, HeartbeatAnswer, StoreUnavailableError, WorkStore
 
 __all__ = ["LeaseKeeper"]
 
@@ -102,6 +108,9 @@ class LeaseKeeper:
     async def keep(self) -> None:
         """Heartbeat until the lease is lost (then cancel the handler) or this task is cancelled.
 
+        The first answer that a cancel was requested cancels the handler too, and
+        the heartbeats go on.
+
         A heartbeat that fails (the store unreachable, or any other error) is
         retried at the next tick; it never ends this task by itself.
         """
@@ -151,8 +160,11 @@ class LeaseKeeper:
                 self._lose("a heartbeat found it no longer held (the item was reclaimed)")
                 return
             claim.secured_until = beat_at + self._lease_duration
+            if held is HeartbeatAnswer.CANCEL_REQUESTED and not claim.cancel_requested:
+                claim.cancel_requested = True
+                self._handler.cancel()
 
-    async def _heartbeat_before_expiry(self, beat_at: datetime) -> bool | None:
+    async def _heartbeat_before_expiry(self, beat_at: datetime) -> HeartbeatAnswer | None:
         """One heartbeat, abandoned if the lease runs out before the store answers.
 
         Returns the store's answer, or None when the lease ran out first (a store

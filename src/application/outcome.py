@@ -1,6 +1,6 @@
 """The outcome writer: how a claimed item ended, written once, fenced by its lease.
 
-Completing, failing and releasing an item are one write with one shape
+Completing, failing, cancelling and releasing an item are one write with one shape
 (:meth:`OutcomeWriter.write`): a fenced store call, retried with backoff while the
 store is unreachable, whose answer makes the outcome. True: the outcome is what
 was written. False: the lease was lost, and nothing is written. No answer before
@@ -65,6 +65,12 @@ _WRITES = {
         logging.WARNING,
         "%(kind)s item %(item_id)d failed (attempt %(attempt)d): %(error)s",
     ),
+    ExecutionStatus.CANCELLED: _Write(
+        "mark cancelled",
+        "marking it cancelled found the lease no longer held",
+        logging.WARNING,
+        "%(kind)s item %(item_id)d cancelled on request (attempt %(attempt)d)",
+    ),
     ExecutionStatus.RELEASED: _Write(
         "release",
         "releasing it found the lease no longer held",
@@ -113,9 +119,10 @@ class OutcomeWriter:
 
         :param verdict: succeeded (complete the item, and claim the next one in the
             same store call if the verdict says so; the claimer holds it), failed
-            (fail it with the verdict's error) or released (put it back in queued
-            without a stall). Only the first try claims along: one that failed may
-            have claimed before it failed, so a retry completes only.
+            (fail it with the verdict's error), cancelled (mark it cancelled: a cancel
+            was requested) or released (put it back in queued without a stall).
+            Only the first try claims along: one that failed may have claimed
+            before it failed, so a retry completes only.
         :param hurried: give up after a few tries, not only when the lease would run
             out (:meth:`hurry` makes a write in progress hurried too).
         :returns: the outcome: the verdict's status, or lease lost when the write
@@ -134,6 +141,8 @@ class OutcomeWriter:
                 first = again
         elif status is ExecutionStatus.FAILED:
             first = again = partial(store.fail, lease, error=verdict.error, progress=progress)
+        elif status is ExecutionStatus.CANCELLED:
+            first = again = partial(store.mark_cancelled, lease, progress=progress)
         else:
             first = again = partial(store.release, lease, progress=progress)
         kind = _WRITES[status]

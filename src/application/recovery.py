@@ -45,8 +45,9 @@ class LeaseRecovery:
     async def run_once(self) -> RecoveryResult:
         """Requeue, or fail as stalled, every running item whose lease has expired.
 
-        Logs each group of items that was recovered, failed as stalled, or failed as
-        superseded by a queued twin; logs nothing when there were none.
+        Logs each group of items that was recovered, failed as stalled, failed as
+        superseded by a queued twin, or cancelled (a cancel was requested); logs
+        nothing when there were none.
 
         :raises StoreUnavailableError: if the store cannot be reached (nothing changed).
         """
@@ -72,6 +73,13 @@ class LeaseRecovery:
                 len(result.superseded),
                 _ids(result.superseded),
                 extra={"item_ids": result.superseded},
+            )
+        if result.cancelled:
+            logger.warning(
+                "cancelled %d item(s) whose cancel was requested and whose lease expired: %s",
+                len(result.cancelled),
+                _ids(result.cancelled),
+                extra={"item_ids": result.cancelled},
             )
         return result
 

@@ -4,7 +4,8 @@ One rule, in one place: a handler that returned has succeeded; one that raised h
 failed, with its error as the item's; a handler that was cancelled, or that raised
 while the worker stops (most likely turning the worker's cancellation into an
 error of its own), hands its item back: released, without a stall. A handler
-cancelled by something other than this worker fails its item.
+cancelled by something other than this worker fails its item. An item whose
+cancel was requested (a heartbeat said so) is cancelled, however its handler ended.
 """
 
 from __future__ import annotations
@@ -16,7 +17,15 @@ from dataclasses import dataclass
 from application.claim import Claim
 from application.execution import ExecutionStatus, error_text
 
-__all__ = ["RELEASE", "SELF_CANCELLED", "SUCCESS", "SUCCESS_CLAIMING_NEXT", "Verdict", "verdict"]
+__all__ = [
+    "CANCEL",
+    "RELEASE",
+    "SELF_CANCELLED",
+    "SUCCESS",
+    "SUCCESS_CLAIMING_NEXT",
+    "Verdict",
+    "verdict",
+]
 
 logger = logging.getLogger("workqueue.executor")
 
@@ -28,7 +37,7 @@ SELF_CANCELLED = "CancelledError: the handler was cancelled, not by this worker"
 class Verdict:
     """What to record for a claimed item.
 
-    :param status: succeeded, failed or released.
+    :param status: succeeded, failed, cancelled or released.
     :param error: the error stored with a failure ("" for the other statuses).
     :param claim_next: with a success, claim the next item in the same store call.
     """
@@ -47,6 +56,9 @@ SUCCESS_CLAIMING_NEXT = Verdict(ExecutionStatus.SUCCEEDED, claim_next=True)
 RELEASE = Verdict(ExecutionStatus.RELEASED)
 """Put the item back in queued without a stall."""
 
+CANCEL = Verdict(ExecutionStatus.CANCELLED)
+"""Mark the item cancelled: a cancel of it was requested."""
+
 
 def verdict(
     claim: Claim,
@@ -63,6 +75,10 @@ def verdict(
     :param claim_next: whether a success claims the next item with it.
     :param max_error_length: the longest error text stored.
     """
+    if claim.cancel_requested:
+        # However the handler ended (cancelled, or swallowing the cancellation and
+        # returning or raising), a cancelled item's outcome is cancelled.
+        return CANCEL
     if handler.cancelled():
         if stopping:
             return RELEASE

@@ -2,6 +2,14 @@
 
 from __future__ import annotations
 
+from domain.cancel import (
+    DEFAULT_CANCEL_REASON,
+    CancelOutcome,
+    HeartbeatAnswer,
+    RequeueOutcome,
+    RequeueResult,
+    cancel_reason_text,
+)
 from domain.clock import Clock
 from domain.dedup import MAX_DEDUP_KEY_LENGTH, check_dedup_key
 from domain.errors import (
@@ -32,16 +40,19 @@ from domain.store import RecoveryResult, WorkStore
 from domain.tokens import RefreshTokenStore
 
 __all__ = [
+    "DEFAULT_CANCEL_REASON",
     "FINISHED_STATUSES",
     "LIVE_STATUSES",
     "MAX_DEDUP_KEY_LENGTH",
     "PERIODIC_DEDUP_KEY",
     "SNAPSHOT_JSON",
     "UNSUCCESSFUL_STATUSES",
+    "CancelOutcome",
     "Clock",
     "EnqueueFailedError",
     "EnqueueRequest",
     "EnqueueResult",
+    "HeartbeatAnswer",
     "InsideTransactionError",
     "InvalidDedupKeyError",
     "InvalidPayloadError",
@@ -51,6 +62,8 @@ __all__ = [
     "ProgressSnapshot",
     "RecoveryResult",
     "RefreshTokenStore",
+    "RequeueOutcome",
+    "RequeueResult",
     "StoreUnavailableError",
     "TokenCleanup",
     "UnknownKindError",
@@ -67,6 +80,7 @@ __all__ = [
     "WorkSchedule",
     "WorkStatus",
     "WorkStore",
+    "cancel_reason_text",
     "check_dedup_key",
     "checked_payload_json",
     "kind_name",

@@ -27,7 +27,11 @@ class Lease:
 
 @dataclass(frozen=True, slots=True)
 class WorkItem:
-    """One row of ``work_items``."""
+    """One row of ``work_items``.
+
+    ``cancel_reason`` is set once a cancel was requested while the item ran (its
+    reason); the holder's heartbeat learns of it (docs/adr/0018).
+    """
 
     id: int
     kind: str
@@ -44,6 +48,7 @@ class WorkItem:
     worker_id: str | None
     progress: JsonValue
     error: str | None
+    cancel_reason: str | None = None
 
     @property
     def lease(self) -> Lease:

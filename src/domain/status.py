@@ -12,14 +12,18 @@ class WorkStatus(StrEnum):
 
     - ``queued``: written by the WorkQueue (enqueue), by release on shutdown and by
       lease recovery; left by a claim.
-    - ``running``: written by a claim; left by complete, fail, release or recovery.
-    - ``succeeded`` / ``failed``: final. Only retention removes them.
+    - ``running``: written by a claim; left by complete, fail, cancelled, release or
+      recovery.
+    - ``succeeded`` / ``failed`` / ``cancelled``: final. Only retention removes them.
+      ``cancelled`` is written by a cancel of a queued item, by the holder of a
+      running item whose cancel was requested, and by lease recovery of such an item.
     """
 
     QUEUED = "queued"
     RUNNING = "running"
     SUCCEEDED = "succeeded"
     FAILED = "failed"
+    CANCELLED = "cancelled"
 
     @property
     def is_finished(self) -> bool:
@@ -27,4 +31,4 @@ class WorkStatus(StrEnum):
         return self in FINISHED_STATUSES
 
 
-FINISHED_STATUSES = frozenset({WorkStatus.SUCCEEDED, WorkStatus.FAILED})
+FINISHED_STATUSES = frozenset({WorkStatus.SUCCEEDED, WorkStatus.FAILED, WorkStatus.CANCELLED})

@@ -9,6 +9,7 @@ from datetime import datetime, timedelta
 
 from pydantic import JsonValue
 
+from domain.cancel import CancelOutcome, HeartbeatAnswer
 from domain.items import Lease, WorkItem
 from domain.progress import ProgressSnapshot
 from domain.status import WorkStatus
@@ -24,16 +25,19 @@ class RecoveryResult:
     - ``stalled``: expired leases that reached the stall limit, now failed;
     - ``superseded``: expired leases whose return to queued would have made a second
       queued item with the same kind and dedup key; failed instead, leaving the
-      queued twin to do the work (see docs/adr on dedup).
+      queued twin to do the work (see docs/adr on dedup);
+    - ``cancelled``: expired leases of items whose cancel was requested: cancelled,
+      with no stall counted (docs/adr/0018).
     """
 
     requeued: list[int] = field(default_factory=list)
     stalled: list[int] = field(default_factory=list)
     superseded: list[int] = field(default_factory=list)
+    cancelled: list[int] = field(default_factory=list)
 
     @property
     def total(self) -> int:
-        return len(self.requeued) + len(self.stalled) + len(self.superseded)
+        return len(self.requeued) + len(self.stalled) + len(self.superseded) + len(self.cancelled)
 
 
 class WorkStore(ABC):
@@ -70,10 +74,13 @@ class WorkStore(ABC):
     @abstractmethod
     async def heartbeat(
         self, lease: Lease, *, progress: JsonValue | ProgressSnapshot, lease_duration: timedelta
-    ) -> bool:
+    ) -> HeartbeatAnswer:
         """Extend the lease to now + lease_duration and write the progress snapshot.
 
-        Returns False (the lease is lost) when no running item matches the lease.
+        Returns :attr:`~domain.HeartbeatAnswer.LOST` (falsy), changing nothing, when
+        no running item matches the lease; :attr:`~domain.HeartbeatAnswer.CANCEL_REQUESTED`
+        when it does and a cancel of the item was requested (the lease is extended
+        all the same, so that the holder can write ``cancelled``); else ``HELD``.
         """
         ...
 
@@ -114,6 +121,30 @@ class WorkStore(ABC):
         ...
 
     @abstractmethod
+    async def mark_cancelled(self, lease: Lease, *, progress: JsonValue | ProgressSnapshot) -> bool:
+        """Mark the item cancelled and stamp finished_at. Fenced.
+
+        ``error`` holds the reason of the cancel requested, or
+        :data:`~domain.DEFAULT_CANCEL_REASON` when none was. The holder writes this
+        once its heartbeat answered that a cancel was requested.
+        """
+        ...
+
+    @abstractmethod
+    async def cancel(self, item_id: int, *, reason: str) -> CancelOutcome:
+        """Cancel the item: at once when queued, by its holder when running.
+
+        A queued item becomes ``cancelled``, ``error`` = ``reason``, ``finished_at``
+        stamped, and no claim gets it any more. A running item keeps running, its
+        ``cancel_reason`` set to ``reason``: its holder's heartbeats answer
+        :attr:`~domain.HeartbeatAnswer.CANCEL_REQUESTED` from then on, and lease
+        recovery ends it ``cancelled``. A finished or unknown item is not changed.
+        Atomic against claims and fenced writes: a cancel racing a claim either
+        cancels the queued item or records the request on the running one.
+        """
+        ...
+
+    @abstractmethod
     async def release(self, lease: Lease, *, progress: JsonValue | ProgressSnapshot) -> bool:
         """Put the item back in queued without a stall (graceful shutdown). Fenced.
 
@@ -127,7 +158,8 @@ class WorkStore(ABC):
         """Return every running item whose lease has expired to queued, with stalls + 1.
 
         An item whose stalls reach ``max_stalls`` is failed with an error saying it
-        stalled, instead of being queued again.
+        stalled, instead of being queued again. An item whose cancel was requested is
+        cancelled instead (``error`` = its ``cancel_reason``), with no stall counted.
         """
         ...
 
@@ -142,7 +174,7 @@ class WorkStore(ABC):
 
     @abstractmethod
     async def purge_finished(self, *, finished_before: datetime, limit: int) -> int:
-        """Delete at most ``limit`` succeeded or failed items finished before the cutoff.
+        """Delete at most ``limit`` finished items (any final status) finished before the cutoff.
 
         Returns how many were deleted; queued and running items are never touched.
         Callers loop until a batch deletes fewer than ``limit``.

@@ -1,9 +1,11 @@
-"""The ``workqueue`` command: ``worker``, ``migrate``, ``status``, ``enqueue``, ``web``.
+"""The ``workqueue`` command: ``worker``, ``migrate``, ``status``, ``enqueue``, ``cancel``,
+``requeue``, ``web``.
 
 ``main`` is the console script. It reads the settings (``WORKQUEUE_*``), builds
 the container and runs one command, and turns every expected failure into ONE
 line on stderr and an exit status (see :mod:`entrypoints.exit_status`): 0 done,
-1 runtime failure, 2 bad usage or input. Command output goes to stdout, log lines
+1 runtime failure (or, for ``cancel`` and ``requeue``, nothing to do), 2 bad
+usage or input. Command output goes to stdout, log lines
 to stderr.
 
 Tests and tools run the same path with a container of their own::
@@ -23,7 +25,13 @@ from typing import Any, TextIO
 
 import uvloop
 
-from entrypoints.commands import enqueue_work, migrate_database, show_status
+from entrypoints.commands import (
+    cancel_item,
+    enqueue_work,
+    migrate_database,
+    requeue_item,
+    show_status,
+)
 from entrypoints.exit_status import ExitStatus, exit_status_for
 from entrypoints.worker.container import WorkerContainer, build_container, shutdown_resources
 from entrypoints.worker.log_format import configure_logging, mask_url_passwords
@@ -77,6 +85,21 @@ def build_parser() -> argparse.ArgumentParser:
         help="absorb this enqueue into a queued item of KIND with the same key",
     )
 
+    cancel = commands.add_parser(
+        "cancel", help="cancel item ID: queued at once, running through its worker"
+    )
+    cancel.add_argument("item_id", type=item_id, metavar="ID", help="the item's id")
+    cancel.add_argument(
+        "--reason",
+        metavar="TEXT",
+        help="stored as the item's error (default: 'cancelled by an operator')",
+    )
+
+    requeue = commands.add_parser(
+        "requeue", help="enqueue failed or cancelled item ID again, as a new item"
+    )
+    requeue.add_argument("item_id", type=item_id, metavar="ID", help="the item's id")
+
     web = commands.add_parser(
         "web", help="serve the read-only admin page, its JSON API, /metrics, /healthz"
     )
@@ -100,6 +123,10 @@ def _command(
         return show_status(container, out, as_json=args.json)
     if args.command == "web":
         return _serve_web(container, host=args.host, port=args.port)
+    if args.command == "cancel":
+        return cancel_item(container, out, item_id=args.item_id, reason=args.reason)
+    if args.command == "requeue":
+        return requeue_item(container, out, item_id=args.item_id)
     return enqueue_work(
         container, out, kind=args.kind, payload_json=args.payload, dedup_key=args.dedup_key
     )
@@ -113,11 +140,25 @@ async def _serve_web(container: WorkerContainer, *, host: str | None, port: int 
     await serve_web(container, load_web_settings(host=host, port=port))
 
 
+def item_id(text: str) -> int:
+    """An item id as typed: a positive whole number.
+
+    :raises argparse.ArgumentTypeError: otherwise (argparse then exits with 2).
+    """
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an item id: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"not an item id: {text!r} (ids start at 1)")
+    return value
+
+
 async def _run(
     args: argparse.Namespace, container: WorkerContainer, settings: WorkerSettings, out: TextIO
-) -> None:
+) -> object:
     try:
-        await _command(args, container, settings, out)
+        return await _command(args, container, settings, out)
     finally:
         # run_worker closes its own; closing twice is harmless.
         await shutdown_resources(container)
@@ -168,7 +209,7 @@ def main(
         # does on the default loop. The short commands keep the default loop.
         loop_factory = uvloop.new_event_loop if args.command == "worker" else None
         with asyncio.Runner(loop_factory=loop_factory) as runner:
-            runner.run(_run(args, container, settings, out))
+            done = runner.run(_run(args, container, settings, out))
     except BrokenPipeError:
         # The reader went away (`workqueue status | head`): nothing is wrong, and
         # nothing more can be said. Point stdout at devnull so the interpreter's
@@ -188,7 +229,8 @@ def main(
             status = ExitStatus.FAILURE
         _fail(str(error) or type(error).__name__, err)
         return status
-    return ExitStatus.OK
+    # cancel and requeue say 1 when they found nothing to do; the others end in 0.
+    return done if isinstance(done, ExitStatus) else ExitStatus.OK
 
 
 if __name__ == "__main__":

@@ -3,7 +3,8 @@
 - 0: done.
 - 1: a runtime failure: the database is unreachable or not migrated, the
   embedded PostgreSQL cannot start, the kind registry is incomplete, the web
-  view cannot listen on its address.
+  view cannot listen on its address. Also ``cancel`` and ``requeue`` when they
+  found nothing to do (an unknown id, a finished item, one not failed or cancelled).
 - 2: bad usage or input: unknown command or option, bad settings, an unknown
   kind, a payload or dedup key that does not validate. Nothing was written.
 """

@@ -38,7 +38,7 @@ _ERROR_PREVIEW = 200
 # a line is compact and in a stable key order, the --json document indented.
 _COMPACT_JSON = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, sort_keys=True)
 _DOCUMENT_JSON = json.JSONEncoder(indent=2, ensure_ascii=False)
-_STATUS_ORDER = (WorkStatus.QUEUED, WorkStatus.RUNNING, WorkStatus.SUCCEEDED, WorkStatus.FAILED)
+_STATUS_ORDER = tuple(WorkStatus)
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,7 +64,7 @@ class StatusReport:
         return sum(by_status.get(WorkStatus.QUEUED, 0) for by_status in self.counts.values())
 
     def failed_total(self) -> int:
-        """How many unsuccessful (failed) items the table holds, listed or not."""
+        """How many unsuccessful (failed or cancelled) items the table holds, listed or not."""
         return sum(
             count
             for by_status in self.counts.values()
@@ -151,16 +151,19 @@ def render_text(report: StatusReport) -> str:
         )
         if item.status is WorkStatus.RUNNING:
             line += f" worker={item.worker_id} heartbeat={report.heartbeat_age(item)}s ago"
+        if item.cancel_reason is not None:  # only a running item's can be set
+            line += f" cancel requested: {_first_line(item.cancel_reason)}"
         if item.progress is not None:
             line += f" progress={_compact_json(item.progress)}"
         lines.append(line)
 
-    lines += ["", f"failed: {report.failed_total()}"]
+    lines += ["", f"failed or cancelled: {report.failed_total()}"]
     if report.failed_total() > len(report.failures):
         lines[-1] += f" (newest {len(report.failures)} shown)"
     for item in report.failures:
         lines.append(
-            f"  #{item.id} {item.kind} attempt={item.attempt} stalls={item.stalls} "
+            f"  #{item.id} {item.kind} {item.status.value}"
+            f" attempt={item.attempt} stalls={item.stalls} "
             f"finished={_timestamp(item.finished_at)} error: {_first_line(item.error)}"
         )
     return "\n".join(lines)
@@ -180,6 +183,7 @@ def _item_document(report: StatusReport, item: WorkItem) -> dict[str, JsonValue]
         "finished_at": _timestamp(item.finished_at),
         "progress": item.progress,
         "error": item.error,
+        "cancel_reason": item.cancel_reason,
     }
 
 

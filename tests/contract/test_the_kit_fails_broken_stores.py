@@ -46,6 +46,19 @@ IN_MEMORY: dict[str, set[str]] = {
     "TestEnqueueIfDueInTwoSteps": {
         "test_concurrent_schedulers_racing_claimers_create_one_item_per_due_round",
     },
+    "TestRecoveryRequeuesCancelRequested": {
+        "test_a_dead_holders_item_ends_cancelled_by_recovery_without_a_stall",
+        "test_recovery_cancels_rather_than_stalls_an_item_at_the_stall_limit",
+    },
+    "TestHeartbeatNeverAnswersCancel": {
+        "test_the_holders_heartbeats_answer_that_a_cancel_was_requested",
+    },
+    "TestCancelsRunningItemsAtOnce": {
+        "test_a_running_item_keeps_running_with_the_request_recorded",
+    },
+    "TestCancelsInTwoSteps": {
+        "test_a_cancel_racing_a_claim_has_exactly_one_outcome",
+    },
 }
 ON_POSTGRES: dict[str, set[str]] = {
     "TestNewestFirstIgnoresFilters": {
@@ -67,6 +80,9 @@ ON_POSTGRES: dict[str, set[str]] = {
     },
     "TestEnqueueIfDueLockedInTheInsert": {
         "test_concurrent_schedulers_racing_claimers_create_one_item_per_due_round",
+    },
+    "TestCancelsAfterReadingTheStatus": {
+        "test_a_cancel_racing_a_claim_has_exactly_one_outcome",
     },
 }
 

@@ -1,7 +1,8 @@
 """The admin page in a real headless Chromium, served by a real ``workqueue web`` process.
 
 The page must show a running item's progress change without a reload, and an
-error holding ``<script>`` as text. Chromium and chromedriver are Debian's
+error holding ``<script>`` as text; with the admin token, its Cancel button ends a
+running item ``cancelled`` and the page shows so. Chromium and chromedriver are Debian's
 (``.ci/run`` installs them); Selenium drives them with no driver download. Under
 ``CI=true`` a missing browser fails the test instead of skipping it.
 
@@ -26,6 +27,7 @@ from e2e_support import Spawner, cli_argv, worker_env
 from adapters.clock import SystemClock
 from adapters.postgres import PostgresWorkQueue, PostgresWorkStore, close_pool, create_pool
 from adapters.testing.contract.kinds import AlphaJob, BetaJob, ContractKind
+from domain import HeartbeatAnswer
 
 pytestmark = pytest.mark.e2e
 
@@ -153,6 +155,60 @@ async def test_the_page_follows_a_running_item_and_shows_markup_as_text(
             driver.get(f"{url}/")  # type: ignore[attr-defined]
             driver.set_window_size(1280, 1100)  # type: ignore[attr-defined]
             driver.save_screenshot(screenshot)  # type: ignore[attr-defined]
+    finally:
+        await store.close()
+        await queue.close()
+        await close_pool(pool)
+
+
+ADMIN_TOKEN = "browser-test-admin-token"
+
+
+async def test_with_the_token_the_cancel_button_ends_a_running_item_cancelled(
+    database_url: str, browser: object, spawn: Spawner
+) -> None:
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    clock = SystemClock()
+    pool = await create_pool(database_url, min_size=1, max_size=2)
+    queue, store = PostgresWorkQueue(pool, clock), PostgresWorkStore(pool, clock)
+    try:
+        await queue.enqueue(AlphaJob(number=1))
+        item = await store.claim([ContractKind.ALPHA], worker_id="crawler-1", lease_duration=LEASE)
+        assert item is not None
+
+        port = free_port()
+        env = worker_env(database_url, WORKQUEUE_WEB_TOKEN=ADMIN_TOKEN)
+        web = spawn(cli_argv("web", "--port", str(port)), env)
+        url = f"http://127.0.0.1:{port}"
+        wait_until_healthy(url, web)
+
+        driver = browser
+        driver.get(f"{url}/items/{item.id}")  # type: ignore[attr-defined]
+        assert driver.find_elements(By.CSS_SELECTOR, ".banner") == []  # type: ignore[attr-defined]
+        driver.find_element(By.ID, "cancel-token").send_keys(ADMIN_TOKEN)  # type: ignore[attr-defined]
+        driver.find_element(By.ID, "cancel-reason").send_keys("wrong site")  # type: ignore[attr-defined]
+        driver.find_element(By.ID, "cancel-button").click()  # type: ignore[attr-defined]
+
+        def notice(driver: object) -> str:
+            found = driver.find_elements(By.ID, "notice")  # type: ignore[attr-defined]
+            return str(found[0].text) if found else ""
+
+        WebDriverWait(driver, 15).until(lambda d: "requested" in notice(d))
+        assert notice(driver).startswith(f"Cancel of item {item.id} requested")
+
+        # The holder's next heartbeat learns of it, and the holder marks it cancelled.
+        answer = await store.heartbeat(item.lease, progress=None, lease_duration=LEASE)
+        assert answer is HeartbeatAnswer.CANCEL_REQUESTED
+        assert await store.mark_cancelled(item.lease, progress=None)
+
+        def heading(driver: object) -> str:
+            text: str = driver.find_element(By.CSS_SELECTOR, "#item h2").text  # type: ignore[attr-defined]
+            return text
+
+        WebDriverWait(driver, 15).until(lambda d: heading(d).endswith("cancelled"))
+        assert driver.find_element(By.ID, "error").text == "wrong site"  # type: ignore[attr-defined]
     finally:
         await store.close()
         await queue.close()

@@ -162,8 +162,14 @@ def test_rows_of_a_kind_no_worker_handles_are_shown_by_status(cli_environment: s
     assert main(["status", "--json"], out=document) == 0
 
     counts = json.loads(document.getvalue())["counts"]
-    assert counts["legacy_report"] == {"queued": 1, "running": 0, "succeeded": 0, "failed": 0}
+    assert counts["legacy_report"] == {
+        "queued": 1,
+        "running": 0,
+        "succeeded": 0,
+        "failed": 0,
+        "cancelled": 0,
+    }
     assert [item["id"] for item in json.loads(document.getvalue())["active"]] == [foreign]
     lines = text.getvalue().splitlines()
-    assert ["legacy_report", "1", "0", "0", "0"] in [line.split() for line in lines]
+    assert ["legacy_report", "1", "0", "0", "0", "0"] in [line.split() for line in lines]
     assert f"  #{foreign} legacy_report queued attempt=0 stalls=0" in lines

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from datetime import timedelta
+from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 import asyncpg
@@ -21,6 +22,8 @@ from adapters.postgres import (
 )
 from adapters.testing import FakeClock
 from adapters.testing.contract.kinds import AlphaJob, BetaJob, ContractKind
+from domain import WorkPayload
+from entrypoints.web.actions import WebActions
 from entrypoints.web.app import create_app
 from entrypoints.web.overview import OverviewReader
 from entrypoints.web.reads import WebServices
@@ -57,13 +60,27 @@ async def fill(pool: asyncpg.Pool, clock: FakeClock) -> dict[str, int]:
     return {"failed": failed, "running": running, "first_queued": queued[0]}
 
 
-def client_for(pool: asyncpg.Pool, clock: FakeClock) -> httpx.AsyncClient:
+TOKEN = "an-admin-token-for-the-test"
+
+
+def decode(kind: str, payload: Mapping[str, Any]) -> WorkPayload:
+    return {"contract_alpha": AlphaJob, "contract_beta": BetaJob}[kind].model_validate(payload)
+
+
+def client_for(
+    pool: asyncpg.Pool, clock: FakeClock, *, with_actions: bool = False
+) -> httpx.AsyncClient:
     monitor = PostgresWorkMonitor(pool)
+    actions = None
+    if with_actions:
+        queue, store = PostgresWorkQueue(pool, clock), PostgresWorkStore(pool, clock)
+        actions = WebActions(TOKEN, store, queue, decode)
     services = WebServices(
         monitor=monitor,
         overview=OverviewReader(monitor, clock, kinds=KINDS),
         schema=PostgresSchema(pool),
         clock=clock,
+        actions=actions,
     )
     return httpx.AsyncClient(
         transport=httpx.ASGITransport(app=create_app(services)), base_url="http://view"
@@ -98,6 +115,7 @@ async def test_every_route_answers_on_postgresql(
         "running": 0,
         "succeeded": 0,
         "failed": 1,
+        "cancelled": 0,
     }
     assert overview["counts"]["contract_beta"]["running"] == 1
     assert overview["oldest_queued"]["contract_alpha"]["age_seconds"] == 0
@@ -205,3 +223,93 @@ async def test_the_view_works_for_a_role_with_only_select_on_work_items(
     for response in [*responses.values(), health]:
         assert PASSWORD not in response.text
         assert reader_role not in response.text
+
+
+async def test_the_actions_cancel_and_requeue_on_postgresql(
+    migrated_pool: asyncpg.Pool, clock: FakeClock
+) -> None:
+    ids = await fill(migrated_pool, clock)
+    form = {"token": TOKEN, "reason": "not wanted"}
+    origin = {"origin": "http://view"}
+
+    async with client_for(migrated_pool, clock, with_actions=True) as client:
+        queued = await client.post(
+            f"/items/{ids['first_queued']}/cancel", data=form, headers=origin
+        )
+        running = await client.post(f"/items/{ids['running']}/cancel", data=form, headers=origin)
+        requeued = await client.post(f"/items/{ids['failed']}/requeue", data=form, headers=origin)
+
+    assert [response.status_code for response in (queued, running, requeued)] == [200, 200, 200]
+    rows = {
+        row["id"]: row
+        for row in await migrated_pool.fetch("SELECT id, status, cancel_reason FROM work_items")
+    }
+    assert rows[ids["first_queued"]]["status"] == "cancelled"
+    assert (rows[ids["running"]]["status"], rows[ids["running"]]["cancel_reason"]) == (
+        "running",
+        "not wanted",
+    )
+    assert max(rows) > ids["first_queued"] + 1, "the requeue inserted a new item"
+
+
+async def test_the_actions_are_refused_clearly_for_a_role_with_only_select(
+    database_url: str, migrated_pool: asyncpg.Pool, reader_role: str, clock: FakeClock
+) -> None:
+    ids = await fill(migrated_pool, clock)
+    pool = await create_pool(as_role(database_url, reader_role), min_size=1, max_size=2)
+    try:
+        async with client_for(pool, clock, with_actions=True) as client:
+            responses = [
+                await client.post(
+                    f"/items/{ids[name]}/{verb}",
+                    data={"token": TOKEN},
+                    headers={"origin": "http://view"},
+                )
+                for name, verb in [
+                    ("first_queued", "cancel"),
+                    ("running", "cancel"),
+                    ("failed", "requeue"),
+                ]
+            ]
+    finally:
+        await close_pool(pool)
+
+    assert [response.status_code for response in responses] == [403, 403, 403]
+    assert all("database role may only read" in response.text for response in responses)
+    statuses = [
+        row["status"]
+        for row in await migrated_pool.fetch("SELECT status FROM work_items ORDER BY id")
+    ]
+    assert statuses == ["failed", "running", "queued", "queued"]
+
+
+async def test_the_readmes_grants_are_all_the_actions_need(
+    database_url: str, migrated_pool: asyncpg.Pool, reader_role: str, clock: FakeClock
+) -> None:
+    ids = await fill(migrated_pool, clock)
+    for grant in [
+        "GRANT UPDATE (status, error, finished_at, cancel_reason) ON work_items TO {role}",
+        "GRANT INSERT ON work_items TO {role}",
+        "GRANT USAGE ON SEQUENCE work_items_id_seq TO {role}",
+    ]:
+        await migrated_pool.execute(grant.format(role=reader_role))
+    pool = await create_pool(as_role(database_url, reader_role), min_size=1, max_size=2)
+    try:
+        async with client_for(pool, clock, with_actions=True) as client:
+            responses = [
+                await client.post(
+                    f"/items/{ids[name]}/{verb}",
+                    data={"token": TOKEN},
+                    headers={"origin": "http://view"},
+                )
+                for name, verb in [
+                    ("first_queued", "cancel"),
+                    ("running", "cancel"),
+                    ("failed", "requeue"),
+                ]
+            ]
+    finally:
+        await close_pool(pool)
+
+    assert [response.status_code for response in responses] == [200, 200, 200]
+    assert await migrated_pool.fetchval("SELECT count(*) FROM work_items") == 5

@@ -195,7 +195,7 @@ async def test_a_write_with_a_lease_on_a_purged_item_is_refused(
     await clock.advance(1)
     await store.purge_finished(finished_before=clock.now(), limit=10)
 
-    assert await store.heartbeat(Lease(item.id, 1), progress=None, lease_duration=LEASE) is False
+    assert not await store.heartbeat(Lease(item.id, 1), progress=None, lease_duration=LEASE)
 
 
 async def finish_one(queue: InMemoryWorkQueue, store: InMemoryWorkStore) -> int:

@@ -29,8 +29,17 @@ leaves open, made here and checked by the contract kit
   ``max_stalls`` is failed with ``stalled: lease expired <n> times (max stalls
   <max>)``, which wins over superseding. Each list of the
   :class:`~domain.RecoveryResult` is in ascending id order.
-- **Due-ness** looks at the newest ``finished_at`` of the kind's succeeded and
-  failed items: due when ``now - newest >= interval``.
+- **Cancel** (docs/adr/0018) of a queued item finishes it ``cancelled`` with the
+  reason in ``error``; of a running item, sets ``cancel_reason`` and nothing else
+  (a second cancel finds it already requested and changes nothing). Every
+  heartbeat of such an item extends the lease and answers ``CANCEL_REQUESTED``;
+  ``mark_cancelled`` finishes it with ``error`` = ``cancel_reason``. The request is
+  kept on the row however the item ends (a completion that wins the race ends it
+  ``succeeded``, the request left as history). Recovery of an expired item whose
+  cancel was requested cancels it, counting no stall; that wins over stalling and
+  superseding. A release of such an item cancels it too.
+- **Due-ness** looks at the newest ``finished_at`` of the kind's finished items
+  (any final status): due when ``now - newest >= interval``.
 - **Purge** deletes the oldest ``finished_at`` first (ties by id) among items
   finished strictly before the cutoff.
 """
@@ -47,8 +56,11 @@ from pydantic import JsonValue
 from adapters.memory.due import kind_is_due
 from adapters.memory.state import InMemoryState
 from domain import (
+    DEFAULT_CANCEL_REASON,
     FINISHED_STATUSES,
+    CancelOutcome,
     Clock,
+    HeartbeatAnswer,
     Lease,
     ProgressSnapshot,
     RecoveryResult,
@@ -116,16 +128,17 @@ class InMemoryWorkStore(WorkStore):
 
     async def heartbeat(
         self, lease: Lease, *, progress: JsonValue | ProgressSnapshot, lease_duration: timedelta
-    ) -> bool:
+    ) -> HeartbeatAnswer:
         """Extend a held lease to now + ``lease_duration`` and write ``progress``.
 
-        :returns: False, changing nothing, when the lease is no longer held.
+        :returns: LOST, changing nothing, when the lease is no longer held;
+            CANCEL_REQUESTED when a cancel of the item was requested; else HELD.
         :raises StoreUnavailableError: if the state is marked unavailable.
         """
         self._state.check_available()
         item = self._held(lease)
         if item is None:
-            return False
+            return HeartbeatAnswer.LOST
         now = self._clock.now()
         self._state.write(
             replace(
@@ -135,7 +148,9 @@ class InMemoryWorkStore(WorkStore):
                 progress=progress_value(progress),
             )
         )
-        return True
+        if item.cancel_reason is None:
+            return HeartbeatAnswer.HELD
+        return HeartbeatAnswer.CANCEL_REQUESTED
 
     async def complete(self, lease: Lease, *, progress: JsonValue | ProgressSnapshot) -> bool:
         """Mark the item succeeded and stamp ``finished_at``.
@@ -169,18 +184,61 @@ class InMemoryWorkStore(WorkStore):
         )
         return True
 
-    async def release(self, lease: Lease, *, progress: JsonValue | ProgressSnapshot) -> bool:
-        """Put the item back in queued without a stall, or fail it as superseded.
+    async def mark_cancelled(self, lease: Lease, *, progress: JsonValue | ProgressSnapshot) -> bool:
+        """Mark the item cancelled with its cancel's reason and stamp ``finished_at``.
 
-        :returns: False, changing nothing, when the lease is no longer held; True
-            when the item was requeued or superseded.
+        :returns: False, changing nothing, when the lease is no longer held.
         :raises StoreUnavailableError: if the state is marked unavailable.
         """
         self._state.check_available()
         item = self._held(lease)
         if item is None:
             return False
-        self._return_to_queue(replace(item, progress=progress_value(progress)))
+        self._finish(
+            replace(item, progress=progress_value(progress)),
+            WorkStatus.CANCELLED,
+            error=item.cancel_reason or DEFAULT_CANCEL_REASON,
+        )
+        return True
+
+    async def cancel(self, item_id: int, *, reason: str) -> CancelOutcome:
+        """Cancel a queued item now, or record the request on a running one.
+
+        :raises StoreUnavailableError: if the state is marked unavailable.
+        """
+        self._state.check_available()
+        item = self._state.items.get(item_id)
+        if item is None:
+            return CancelOutcome.UNKNOWN
+        if item.status is WorkStatus.QUEUED:
+            self._finish(item, WorkStatus.CANCELLED, error=reason)
+            return CancelOutcome.CANCELLED
+        if item.status is not WorkStatus.RUNNING:
+            return CancelOutcome.FINISHED
+        if item.cancel_reason is not None:
+            return CancelOutcome.ALREADY_REQUESTED
+        self._state.write(replace(item, cancel_reason=reason))
+        return CancelOutcome.REQUESTED
+
+    async def release(self, lease: Lease, *, progress: JsonValue | ProgressSnapshot) -> bool:
+        """Put the item back in queued without a stall, or fail it as superseded.
+
+        An item whose cancel was requested is cancelled instead.
+
+        :returns: False, changing nothing, when the lease is no longer held; True
+            when the item was requeued, superseded or cancelled.
+        :raises StoreUnavailableError: if the state is marked unavailable.
+        """
+        self._state.check_available()
+        item = self._held(lease)
+        if item is None:
+            return False
+        released = replace(item, progress=progress_value(progress))
+        if item.cancel_reason is not None:
+            # Handed back once its cancel was requested: the operator wanted it stopped.
+            self._finish(released, WorkStatus.CANCELLED, error=item.cancel_reason)
+        else:
+            self._return_to_queue(released)
         return True
 
     async def recover_expired(self, *, max_stalls: int) -> RecoveryResult:
@@ -202,6 +260,10 @@ class InMemoryWorkStore(WorkStore):
         ]
         result = RecoveryResult()
         for item in sorted(expired, key=lambda item: item.id, reverse=True):
+            if item.cancel_reason is not None:
+                self._finish(item, WorkStatus.CANCELLED, error=item.cancel_reason)
+                result.cancelled.append(item.id)
+                continue
             stalled = replace(item, stalls=item.stalls + 1)
             if stalled.stalls >= max_stalls:
                 self._finish(
@@ -212,7 +274,7 @@ class InMemoryWorkStore(WorkStore):
                 result.requeued.append(item.id)
             else:
                 result.superseded.append(item.id)
-        for ids in (result.requeued, result.stalled, result.superseded):
+        for ids in (result.requeued, result.stalled, result.superseded, result.cancelled):
             ids.sort()
         return result
 

@@ -37,6 +37,7 @@ def work_item_from_row(row: asyncpg.Record) -> WorkItem:
         worker_id=row["worker_id"],
         progress=row["progress"],
         error=row["error"],
+        cancel_reason=row["cancel_reason"],
     )
 
 

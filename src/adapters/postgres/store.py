@@ -31,7 +31,10 @@ from adapters.postgres.rows import work_item_from_row
 from adapters.postgres.sql import load_statements
 from adapters.postgres.unavailable import connection_loss_as_unavailable
 from domain import (
+    DEFAULT_CANCEL_REASON,
+    CancelOutcome,
     Clock,
+    HeartbeatAnswer,
     Lease,
     ProgressSnapshot,
     RecoveryResult,
@@ -41,7 +44,7 @@ from domain import (
     kind_name,
 )
 
-__all__ = ["PostgresWorkStore"]
+__all__ = ["PostgresWorkStore", "cancel_outcome"]
 
 _SQL = load_statements("store.sql")
 _DEDUP_INDEX = "work_items_queued_dedup_key"
@@ -50,6 +53,34 @@ _DEDUP_INDEX = "work_items_queued_dedup_key"
 _MAX_DEDUP_RACES = 5
 
 T = TypeVar("T")
+
+# The heartbeat statement's answer: no row (lease lost), or whether a cancel was requested.
+_HEARTBEAT_ANSWERS = {
+    None: HeartbeatAnswer.LOST,
+    False: HeartbeatAnswer.HELD,
+    True: HeartbeatAnswer.CANCEL_REQUESTED,
+}
+
+
+def cancel_outcome(
+    changed: str | None, status: str | None, requested: bool | None
+) -> CancelOutcome:
+    """What the cancel statement did, from its one row.
+
+    ``changed`` is the status it wrote (None when it wrote nothing); ``status`` and
+    ``requested`` are the item's as they were before (None when there is no item).
+    A running item it did not change either had its cancel requested already or
+    finished meanwhile (a write that took the row's lock first).
+    """
+    if changed == WorkStatus.CANCELLED:
+        return CancelOutcome.CANCELLED
+    if changed == WorkStatus.RUNNING:
+        return CancelOutcome.REQUESTED
+    if status is None:
+        return CancelOutcome.UNKNOWN
+    if status == WorkStatus.RUNNING and requested:
+        return CancelOutcome.ALREADY_REQUESTED
+    return CancelOutcome.FINISHED
 
 
 class PostgresWorkStore(WorkStore):  # pragma: no mutate block
@@ -92,15 +123,16 @@ class PostgresWorkStore(WorkStore):  # pragma: no mutate block
 
     async def heartbeat(
         self, lease: Lease, *, progress: JsonValue | ProgressSnapshot, lease_duration: timedelta
-    ) -> bool:
+    ) -> HeartbeatAnswer:
         """Extend a held lease to now + ``lease_duration`` and write ``progress``.
 
-        :returns: False, changing nothing, when the lease is no longer held.
+        :returns: LOST, changing nothing, when the lease is no longer held;
+            CANCEL_REQUESTED when a cancel of the item was requested; else HELD.
         :raises StoreUnavailableError: if the database cannot be reached.
         """
         now = self._clock.now()
         with connection_loss_as_unavailable():
-            held = await self._connection.fetchval(
+            requested = await self._connection.fetchval(
                 _SQL["heartbeat"],
                 lease.item_id,
                 lease.attempt,
@@ -108,7 +140,7 @@ class PostgresWorkStore(WorkStore):  # pragma: no mutate block
                 now + lease_duration,
                 progress,
             )
-        return held is not None
+        return _HEARTBEAT_ANSWERS[requested]
 
     async def complete(self, lease: Lease, *, progress: JsonValue | ProgressSnapshot) -> bool:
         """Mark the item succeeded and stamp ``finished_at``.
@@ -184,6 +216,35 @@ class PostgresWorkStore(WorkStore):  # pragma: no mutate block
             )
         return held is not None
 
+    async def mark_cancelled(self, lease: Lease, *, progress: JsonValue | ProgressSnapshot) -> bool:
+        """Mark the item cancelled with its cancel's reason and stamp ``finished_at``.
+
+        :returns: False, changing nothing, when the lease is no longer held.
+        :raises StoreUnavailableError: if the database cannot be reached.
+        """
+        with connection_loss_as_unavailable():
+            held = await self._connection.fetchval(
+                _SQL["mark_cancelled"],
+                lease.item_id,
+                lease.attempt,
+                self._clock.now(),
+                progress,
+                DEFAULT_CANCEL_REASON,
+            )
+        return held is not None
+
+    async def cancel(self, item_id: int, *, reason: str) -> CancelOutcome:
+        """Cancel a queued item now, or record the request on a running one.
+
+        :raises StoreUnavailableError: if the database cannot be reached.
+        """
+        with connection_loss_as_unavailable():
+            row = await self._connection.fetchrow(
+                _SQL["cancel"], item_id, self._clock.now(), reason
+            )
+        assert row is not None  # the statement always returns its one row
+        return cancel_outcome(row["changed"], row["status"], row["requested"])
+
     async def release(self, lease: Lease, *, progress: JsonValue | ProgressSnapshot) -> bool:
         """Put the item back in queued without a stall, or fail it as superseded.
 
@@ -220,6 +281,7 @@ class PostgresWorkStore(WorkStore):  # pragma: no mutate block
             "requeued": result.requeued,
             "stalled": result.stalled,
             "superseded": result.superseded,
+            "cancelled": result.cancelled,
         }
         for row in sorted(rows, key=lambda row: row["id"]):
             outcomes[row["outcome"]].append(row["id"])

@@ -11,6 +11,8 @@ from pydantic import JsonValue
 
 from adapters.prometheus.worker_metrics import WorkerMetrics
 from domain import (
+    CancelOutcome,
+    HeartbeatAnswer,
     Lease,
     ProgressSnapshot,
     RecoveryResult,
@@ -30,9 +32,10 @@ class CountingWorkStore(WorkStore):
 
     A claim counts for its item's kind; each outcome write counts as what it wrote
     when its lease was held, and as a lost lease when it was not, as does a
-    heartbeat that matched no row. Every heartbeat is timed, answered or not. A call
-    that raises counts nothing. ``complete_and_claim`` is passed on whole, so a store
-    that does both in one statement still does.
+    heartbeat that matched no row (one answering that a cancel was requested still
+    holds its lease: the holder then writes ``cancelled``). Every heartbeat is
+    timed, answered or not. A call that raises counts nothing. ``complete_and_claim``
+    is passed on whole, so a store that does both in one statement still does.
 
     :param timer: seconds on a monotonic clock, for the heartbeat latency.
     """
@@ -59,17 +62,17 @@ class CountingWorkStore(WorkStore):
 
     async def heartbeat(
         self, lease: Lease, *, progress: JsonValue | ProgressSnapshot, lease_duration: timedelta
-    ) -> bool:
+    ) -> HeartbeatAnswer:
         started = self._timer()
         try:
-            held = await self._store.heartbeat(
+            answer = await self._store.heartbeat(
                 lease, progress=progress, lease_duration=lease_duration
             )
         finally:
             self._metrics.heartbeat_seconds.observe(self._timer() - started)
-        if not held:
+        if answer is HeartbeatAnswer.LOST:
             self._metrics.leases_lost.labels(self._forget(lease)).inc()
-        return held
+        return answer
 
     async def complete(self, lease: Lease, *, progress: JsonValue | ProgressSnapshot) -> bool:
         completed = await self._store.complete(lease, progress=progress)
@@ -103,6 +106,14 @@ class CountingWorkStore(WorkStore):
         self._written(lease, failed, self._metrics.failed)
         return failed
 
+    async def mark_cancelled(self, lease: Lease, *, progress: JsonValue | ProgressSnapshot) -> bool:
+        cancelled = await self._store.mark_cancelled(lease, progress=progress)
+        self._written(lease, cancelled, self._metrics.cancelled)
+        return cancelled
+
+    async def cancel(self, item_id: int, *, reason: str) -> CancelOutcome:
+        return await self._store.cancel(item_id, reason=reason)
+
     async def release(self, lease: Lease, *, progress: JsonValue | ProgressSnapshot) -> bool:
         released = await self._store.release(lease, progress=progress)
         self._written(lease, released, self._metrics.released)
@@ -114,6 +125,7 @@ class CountingWorkStore(WorkStore):
             ("requeued", result.requeued),
             ("stalled", result.stalled),
             ("superseded", result.superseded),
+            ("cancelled", result.cancelled),
         ):
             if items:
                 self._metrics.recovered.labels(outcome).inc(len(items))

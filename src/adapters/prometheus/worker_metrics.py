@@ -17,6 +17,7 @@ PER_KIND_COUNTERS = {
     "claimed": "Items this worker claimed.",
     "succeeded": "Items this worker completed as succeeded.",
     "failed": "Items this worker failed.",
+    "cancelled": "Items this worker ended cancelled, as requested while it ran them.",
     "released": "Items this worker put back in queued without a stall.",
     "leases_lost": "Leases found no longer held: a heartbeat or outcome matched no row.",
 }
@@ -30,7 +31,7 @@ class WorkerMetrics:
     """A worker's counters, on a registry of their own (never the global one).
 
     Every counter is per kind except ``recovered``, which is per outcome of the
-    recovery pass (``requeued``, ``stalled``, ``superseded``): a pass recovers
+    recovery pass (``requeued``, ``stalled``, ``superseded``, ``cancelled``): a pass recovers
     other workers' items, whose kinds it does not read.
     """
 
@@ -43,6 +44,7 @@ class WorkerMetrics:
         self.claimed = per_kind["claimed"]
         self.succeeded = per_kind["succeeded"]
         self.failed = per_kind["failed"]
+        self.cancelled = per_kind["cancelled"]
         self.released = per_kind["released"]
         self.leases_lost = per_kind["leases_lost"]
         self.recovered = Counter(

@@ -1,4 +1,4 @@
-"""The short-lived CLI commands: ``migrate``, ``status``, ``enqueue``.
+"""The short-lived CLI commands: ``migrate``, ``status``, ``enqueue``, ``cancel``, ``requeue``.
 
 Each takes a container (so tests can hand it one wired to in-memory adapters)
 and a stream for its output, and raises on failure; :mod:`entrypoints.cli` turns
@@ -7,8 +7,9 @@ the error into one line and an exit status.
 
 from __future__ import annotations
 
+from entrypoints.commands.cancel import cancel_item, requeue_item
 from entrypoints.commands.enqueue import enqueue_work
 from entrypoints.commands.migrate import migrate_database
 from entrypoints.commands.status import show_status
 
-__all__ = ["enqueue_work", "migrate_database", "show_status"]
+__all__ = ["cancel_item", "enqueue_work", "migrate_database", "requeue_item", "show_status"]

@@ -2,7 +2,8 @@
 
 :func:`create_app` takes the services (the composition root,
 :mod:`entrypoints.web.container`, builds them; tests pass in-memory ones) and
-returns a Starlette application. Every route reads; none writes.
+returns a Starlette application. Every route reads, but the two POSTs of
+:mod:`entrypoints.web.actions` (cancel, requeue), which need the admin token.
 
 Every response carries a strict Content-Security-Policy: scripts and styles
 only from ``/static/``, no inline script, no framing. Together with autoescaped
@@ -27,11 +28,13 @@ from entrypoints.web.api import api_failures, api_item, api_overview, api_queued
 from entrypoints.web.health import check_health, health_document
 from entrypoints.web.metrics import UNAVAILABLE, metrics_text, read_sample
 from entrypoints.web.pages import (
+    cancel_item,
     item_fragment,
     item_page,
     overview_fragment,
     overview_page,
     render,
+    requeue_item,
 )
 from entrypoints.web.reads import BadQueryError, WebServices, services
 from entrypoints.web.templating import environment
@@ -46,7 +49,10 @@ SECURITY_HEADERS: dict[str, str] = {
         "connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
     ),
     "x-content-type-options": "nosniff",
-    "referrer-policy": "no-referrer",
+    # Not no-referrer: under it a browser sends "Origin: null" with a form's POST, and
+    # the actions' same-origin check could not tell this view's own pages from others.
+    # Other origins still get no referrer at all.
+    "referrer-policy": "same-origin",
     "x-frame-options": "DENY",
     "cache-control": "no-store",
 }
@@ -132,6 +138,8 @@ def create_app(services: WebServices) -> Starlette:
         routes=[
             Route("/", overview_page),
             Route("/items/{item_id:int}", item_page),
+            Route("/items/{item_id:int}/cancel", cancel_item, methods=["POST"]),
+            Route("/items/{item_id:int}/requeue", requeue_item, methods=["POST"]),
             Route("/fragments/overview", overview_fragment),
             Route("/fragments/items/{item_id:int}", item_fragment),
             Route("/api/overview", api_overview),

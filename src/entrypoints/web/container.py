@@ -15,9 +15,11 @@ never this module's wiring.
 from __future__ import annotations
 
 from dependency_injector import containers, providers
+from pydantic import SecretStr
 
 from application.registry import KindRegistry
-from domain import WorkKind
+from domain import WorkKind, WorkQueue, WorkStore
+from entrypoints.web.actions import WebActions
 from entrypoints.web.app import create_app
 from entrypoints.web.overview import OverviewReader
 from entrypoints.web.reads import WebServices
@@ -30,10 +32,20 @@ def _kind_names(registry: KindRegistry[WorkKind]) -> frozenset[str]:
     return registry.kinds
 
 
+def _actions(
+    token: SecretStr | None, store: WorkStore, queue: WorkQueue, registry: KindRegistry[WorkKind]
+) -> WebActions | None:
+    if token is None:
+        return None
+    return WebActions(token.get_secret_value(), store, queue, registry.decode)
+
+
 class WebContainer(containers.DeclarativeContainer):
     """The view's object graph over a worker container (``core``)."""
 
     core = providers.DependenciesContainer()
+    # The admin token (WORKQUEUE_WEB_TOKEN); None leaves the view read-only.
+    token: providers.Object[SecretStr | None] = providers.Object(None)
 
     overview = providers.Singleton(
         OverviewReader,
@@ -47,10 +59,18 @@ class WebContainer(containers.DeclarativeContainer):
         overview=overview,
         schema=core.schema,
         clock=core.clock,
+        actions=providers.Callable(
+            _actions, token, core.work_store, core.work_queue, core.registry
+        ),
     )
     app = providers.Singleton(create_app, services)
 
 
-def build_web_container(core: WorkerContainer) -> WebContainer:
-    """A web container reading through ``core``'s providers; nothing in it is built yet."""
-    return WebContainer(core=core)
+def build_web_container(core: WorkerContainer, *, token: SecretStr | None = None) -> WebContainer:
+    """A web container reading through ``core``'s providers; nothing in it is built yet.
+
+    :param token: the admin token the actions need; without one the view is read-only.
+    """
+    web = WebContainer(core=core)
+    web.token.override(providers.Object(token))
+    return web

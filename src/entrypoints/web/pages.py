@@ -2,7 +2,8 @@
 
 ``/`` is the overview: counts, the oldest queued item, every running item, a
 page of queued items (filtered by kind, keyset-paged) and the latest
-unsuccessful items. ``/items/{id}`` is one item's whole row. Each page marks a
+unsuccessful items. ``/items/{id}`` is one item's whole row, with the Cancel or
+Requeue form when the view has its admin token (:mod:`entrypoints.web.actions`). Each page marks a
 region with ``data-live-src``: ``/static/live.js`` fetches that URL (the same
 templates, rendered as a fragment) every 2 s and swaps the region's content.
 """
@@ -15,6 +16,7 @@ from urllib.parse import urlencode
 from starlette.requests import Request
 from starlette.responses import Response
 
+from entrypoints.web.actions import act
 from entrypoints.web.documents import item_document, overview_document
 from entrypoints.web.reads import (
     FAILURES_SHOWN,
@@ -29,12 +31,14 @@ from entrypoints.web.reads import (
 
 __all__ = [
     "REFRESH_SECONDS",
+    "cancel_item",
     "item_fragment",
     "item_page",
     "not_found",
     "overview_fragment",
     "overview_page",
     "render",
+    "requeue_item",
 ]
 
 REFRESH_SECONDS = 2
@@ -46,7 +50,12 @@ def render(request: Request, template: str, context: dict[str, Any], status: int
     response: Response = request.app.state.templates.TemplateResponse(
         request,
         template,
-        {"read_only": True, "refresh_seconds": REFRESH_SECONDS, **context},
+        {
+            "read_only": services(request).actions is None,
+            "refresh_seconds": REFRESH_SECONDS,
+            "notice": None,
+            **context,
+        },
         status_code=status,
     )
     return response
@@ -105,6 +114,25 @@ async def item_page(request: Request) -> Response:
     if context is None:
         return not_found(request, f"There is no item {request.path_params['item_id']}.")
     return render(request, "item.html", context)
+
+
+async def _after_action(request: Request, verb: str) -> Response:
+    found = services(request)
+    notice, status = await act(request, found.actions, verb)
+    context = await _item_context(request)
+    if context is None:
+        return render(request, "problem.html", {"title": "Not found", "message": notice}, status)
+    return render(request, "item.html", {**context, "notice": notice}, status)
+
+
+async def cancel_item(request: Request) -> Response:
+    """``POST /items/{id}/cancel``: the item's page, saying what the cancel did."""
+    return await _after_action(request, "cancel")
+
+
+async def requeue_item(request: Request) -> Response:
+    """``POST /items/{id}/requeue``: the item's page, saying what the requeue did."""
+    return await _after_action(request, "requeue")
 
 
 async def item_fragment(request: Request) -> Response:

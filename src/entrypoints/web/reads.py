@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from starlette.requests import Request
 
 from domain import Clock, WorkItem, WorkMonitor, WorkQueueError
+from entrypoints.web.actions import WebActions
 from entrypoints.web.overview import OverviewReader
 from entrypoints.worker.schema import Schema
 
@@ -50,6 +51,8 @@ class WebServices:
     overview: OverviewReader
     schema: Schema
     clock: Clock
+    actions: WebActions | None = None
+    """Cancel and requeue, when ``WORKQUEUE_WEB_TOKEN`` is set; None: read-only."""
 
 
 def services(request: Request) -> WebServices:

@@ -72,7 +72,7 @@ async def serve_web(
     :raises DatabaseUnreachableError: if the database does not answer at start.
     :raises ListenError: if the address cannot be listened on.
     """
-    web = build_web_container(core)
+    web = build_web_container(core, token=settings.web_token)
     app = await provide(web.app)
     overview = await provide(web.overview)
     database = await provide(core.database)

@@ -7,9 +7,9 @@ over the environment.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import ValidationError, field_validator
+from pydantic import AfterValidator, SecretStr, ValidationError, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from entrypoints.worker.settings import (
@@ -20,11 +20,25 @@ from entrypoints.worker.settings import (
     env_name,
 )
 
-__all__ = ["WebSettings", "load_web_settings"]
+__all__ = ["SHORTEST_TOKEN", "WebSettings", "load_web_settings"]
 
+# An admin token shorter than this is too easy to guess.
+SHORTEST_TOKEN = 16
 # The fields the flags override, named once.
 _HOST_FIELD = "web_host"
 _PORT_FIELD = "web_port"
+
+
+def _checked_token(value: SecretStr | None) -> SecretStr | None:
+    if value is None:
+        return None
+    token = value.get_secret_value()
+    if len(token) < SHORTEST_TOKEN or any(character.isspace() for character in token):
+        raise ValueError(f"must be at least {SHORTEST_TOKEN} characters, without spaces")
+    return value
+
+
+_Token = Annotated[SecretStr | None, AfterValidator(_checked_token)]
 
 
 class WebSettings(BaseSettings):
@@ -43,6 +57,9 @@ class WebSettings(BaseSettings):
     web_host: str = "127.0.0.1"
     # Read by `workqueue web`: the TCP port to listen on.
     web_port: int = 8080
+    # Read by `workqueue web` (entrypoints.web.actions): the admin token that the
+    # cancel and requeue POSTs must carry. Unset: the view is read-only.
+    web_token: _Token = None
 
     @field_validator("web_host")
     @classmethod

@@ -31,8 +31,7 @@ def worker_metrics(port: int | None) -> WorkerMetrics | None:
         from adapters.prometheus import WorkerMetrics
     except ImportError as error:
         raise SettingsError(
-            f"{_PORT_SETTING} needs the web extra "
-            f"(pip install 'workqueue[web]'): {error}"
+            f"{_PORT_SETTING} needs the web extra (pip install 'workqueue[web]'): {error}"
         ) from None
     return WorkerMetrics()
 

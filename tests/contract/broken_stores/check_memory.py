@@ -7,10 +7,14 @@ tests/contract/test_the_kit_fails_broken_stores.py runs each class on its own.
 from __future__ import annotations
 
 from stores import (
+    CancelsInTwoSteps,
+    CancelsRunningItemsAtOnce,
     ClaimsInTwoSteps,
     DropsProgressOnReads,
     EnqueueIfDueInTwoSteps,
+    HeartbeatNeverAnswersCancel,
     IgnoresLeaseDuration,
+    RecoveryRequeuesCancelRequested,
     ReleaseForgetsStalls,
 )
 
@@ -43,3 +47,23 @@ class TestClaimsInTwoSteps(WorkQueueContractSuite, MemoryContractFixtures):
 class TestEnqueueIfDueInTwoSteps(WorkQueueContractSuite, MemoryContractFixtures):
     def make_queue(self, state: InMemoryState, clock: FakeClock) -> WorkQueue:
         return EnqueueIfDueInTwoSteps(state, clock)
+
+
+class TestRecoveryRequeuesCancelRequested(WorkQueueContractSuite, MemoryContractFixtures):
+    def make_store(self, state: InMemoryState, clock: FakeClock) -> WorkStore:
+        return RecoveryRequeuesCancelRequested(state, clock)
+
+
+class TestHeartbeatNeverAnswersCancel(WorkQueueContractSuite, MemoryContractFixtures):
+    def make_store(self, state: InMemoryState, clock: FakeClock) -> WorkStore:
+        return HeartbeatNeverAnswersCancel(state, clock)
+
+
+class TestCancelsRunningItemsAtOnce(WorkQueueContractSuite, MemoryContractFixtures):
+    def make_store(self, state: InMemoryState, clock: FakeClock) -> WorkStore:
+        return CancelsRunningItemsAtOnce(state, clock)
+
+
+class TestCancelsInTwoSteps(WorkQueueContractSuite, MemoryContractFixtures):
+    def make_store(self, state: InMemoryState, clock: FakeClock) -> WorkStore:
+        return CancelsInTwoSteps(state, clock)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncpg
 from stores import (
+    CancelsAfterReadingTheStatus,
     ClaimsWaitingForLocks,
     ClaimsWithoutSkipLocked,
     EnqueueIfDueLockedInTheInsert,
@@ -19,6 +20,7 @@ from stores import (
 
 from adapters.testing import FakeClock
 from adapters.testing.contract import (
+    CancelContract,
     ClaimContract,
     CompleteAndClaimContract,
     EnqueueIfDueContract,
@@ -68,3 +70,8 @@ class TestEnqueueIfDueWithoutTheLock(EnqueueIfDueContract, HangGuard, PostgresCo
 class TestEnqueueIfDueLockedInTheInsert(EnqueueIfDueContract, HangGuard, PostgresContractFixtures):
     def make_queue(self, pool: asyncpg.Pool, clock: FakeClock) -> WorkQueue:
         return EnqueueIfDueLockedInTheInsert(pool, clock)
+
+
+class TestCancelsAfterReadingTheStatus(CancelContract, HangGuard, PostgresContractFixtures):
+    def make_store(self, pool: asyncpg.Pool, clock: FakeClock) -> WorkStore:
+        return CancelsAfterReadingTheStatus(pool, clock)

@@ -23,11 +23,14 @@ from adapters.postgres.queue_sql import STATEMENTS
 from adapters.postgres.rows import work_item_from_row
 from adapters.postgres.store import _SQL
 from domain import (
+    CancelOutcome,
     Clock,
     EnqueueRequest,
     EnqueueResult,
+    HeartbeatAnswer,
     Lease,
     ProgressSnapshot,
+    RecoveryResult,
     WorkItem,
     WorkSchedule,
     WorkStatus,
@@ -48,7 +51,7 @@ class IgnoresLeaseDuration(InMemoryWorkStore):
 
     async def heartbeat(
         self, lease: Lease, *, progress: JsonValue, lease_duration: timedelta
-    ) -> bool:
+    ) -> HeartbeatAnswer:
         return await super().heartbeat(lease, progress=progress, lease_duration=FIXED_LEASE)
 
 
@@ -115,6 +118,53 @@ class ClaimsInTwoSteps(InMemoryWorkStore):
         )
 
 
+class RecoveryRequeuesCancelRequested(InMemoryWorkStore):
+    """Recovery forgets a cancel request: a dead holder's cancelled item runs again."""
+
+    async def recover_expired(self, *, max_stalls: int) -> RecoveryResult:
+        for item in list(self._state.items.values()):
+            if item.status is WorkStatus.RUNNING and item.cancel_reason is not None:
+                self._state.write(replace(item, cancel_reason=None))
+        return await super().recover_expired(max_stalls=max_stalls)
+
+
+class HeartbeatNeverAnswersCancel(InMemoryWorkStore):
+    """A heartbeat says the lease is held, never that a cancel was requested."""
+
+    async def heartbeat(
+        self, lease: Lease, *, progress: JsonValue | ProgressSnapshot, lease_duration: timedelta
+    ) -> HeartbeatAnswer:
+        answer = await super().heartbeat(lease, progress=progress, lease_duration=lease_duration)
+        return answer and HeartbeatAnswer.HELD
+
+
+class CancelsRunningItemsAtOnce(InMemoryWorkStore):
+    """A cancel of a running item finishes it under its holder, outside the holder's fence."""
+
+    async def cancel(self, item_id: int, *, reason: str) -> CancelOutcome:
+        item = self._state.items.get(item_id)
+        if item is not None and item.status is WorkStatus.RUNNING:
+            self._finish(item, WorkStatus.CANCELLED, error=reason)
+            return CancelOutcome.CANCELLED
+        return await super().cancel(item_id, reason=reason)
+
+
+class CancelsInTwoSteps(InMemoryWorkStore):
+    """A cancel reads the status, awaits, then writes: a claim in between is overwritten."""
+
+    async def cancel(self, item_id: int, *, reason: str) -> CancelOutcome:
+        item = self._state.items.get(item_id)
+        if item is None or item.status is not WorkStatus.QUEUED:
+            return await super().cancel(item_id, reason=reason)
+        await asyncio.sleep(0)  # a claimer takes the item meanwhile
+        now = self._clock.now()
+        current = self._state.items[item_id]
+        self._state.write(
+            replace(current, status=WorkStatus.CANCELLED, error=reason, finished_at=now)
+        )
+        return CancelOutcome.CANCELLED
+
+
 class EnqueueIfDueInTwoSteps(InMemoryWorkQueue):
     """Checks due-ness, awaits, then enqueues: the check and the insert are not one step."""
 
@@ -152,6 +202,25 @@ class NewestFirstIgnoresFilters(PostgresWorkStore):
             return await super().list_items(statuses=statuses, kinds=kinds, limit=limit)
         rows = await self._connection.fetch(_NEWEST_FIRST_UNFILTERED)
         return [work_item_from_row(row) for row in rows]
+
+
+class CancelsAfterReadingTheStatus(PostgresWorkStore):
+    """A cancel reads the status, then cancels by id alone: a claim in between is overwritten."""
+
+    async def cancel(self, item_id: int, *, reason: str) -> CancelOutcome:
+        status = await self._connection.fetchval(
+            "SELECT status FROM work_items WHERE id = $1", item_id
+        )
+        if status != WorkStatus.QUEUED:
+            return await super().cancel(item_id, reason=reason)
+        await self._connection.execute(
+            "UPDATE work_items SET status = 'cancelled', error = $2, finished_at = $3,"
+            " lease_expires_at = NULL WHERE id = $1",
+            item_id,
+            reason,
+            self._clock.now(),
+        )
+        return CancelOutcome.CANCELLED
 
 
 class _ClaimSql(PostgresWorkStore):

@@ -524,6 +524,7 @@ class TestALeaseThatRunsOut:
         await keeper.keep()
 
         assert claim.lost is None
+        assert claim.cancel_requested is False
         assert not handler.cancelled()
 
     async def test_a_lease_run_out_while_the_handler_runs_is_lost_and_cancels_it(

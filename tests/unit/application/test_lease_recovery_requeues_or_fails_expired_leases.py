@@ -147,6 +147,30 @@ class TestLogLines:
             )
         ]
 
+    async def test_items_whose_cancel_was_requested_are_cancelled_in_one_warning(
+        self, bench: Bench, caplog: pytest.LogCaptureFixture
+    ) -> None:
+        first = await bench.enqueue("a")
+        second = await bench.enqueue("b")
+        await bench.claim_as_dead_worker()
+        await bench.claim_as_dead_worker()
+        for item_id in (first, second):
+            await bench.store.cancel(item_id, reason="stop")
+        await bench.clock.advance(PAST_THE_LEASE)
+
+        result = await LeaseRecovery(bench.store).run_once()
+
+        assert result.cancelled == [first, second]
+        assert recovery_lines(caplog) == [
+            (
+                "WARNING",
+                "cancelled 2 item(s) whose cancel was requested and whose lease expired: "
+                f"{first}, {second}",
+                [first, second],
+            )
+        ]
+        assert (await bench.item(first)).status is WorkStatus.CANCELLED
+
     async def test_items_superseded_by_a_queued_twin_are_one_warning(
         self, bench: Bench, caplog: pytest.LogCaptureFixture
     ) -> None:

@@ -145,18 +145,18 @@ class TestStatus:
         assert run.status == 0
         lines = run.out.splitlines()
         assert lines[0] == "database: postgresql://wq:***@db.example:5432/queue"
-        assert lines[2].split() == ["kind", "queued", "running", "succeeded", "failed"]
-        assert lines[3].split() == ["token_cleanup", "1", "0", "0", "1"]
-        assert lines[4].split() == ["work_item_retention", "0", "1", "0", "0"]
+        assert lines[2].split() == ["kind", "queued", "running", "succeeded", "failed", "cancelled"]
+        assert lines[3].split() == ["token_cleanup", "1", "0", "0", "1", "0"]
+        assert lines[4].split() == ["work_item_retention", "0", "1", "0", "0", "0"]
         assert "queued and running: 2" in lines
         assert (
             f"  #{ids['running']} work_item_retention running attempt=1 stalls=0 "
             'worker=w-1 heartbeat=4.5s ago progress={"deleted":12}'
         ) in lines
         assert f"  #{ids['queued']} token_cleanup queued attempt=0 stalls=0" in lines
-        assert "failed: 1" in lines
+        assert "failed or cancelled: 1" in lines
         assert any(
-            line.startswith(f"  #{ids['failed']} token_cleanup attempt=1")
+            line.startswith(f"  #{ids['failed']} token_cleanup failed attempt=1")
             and line.endswith("error: RuntimeError: disk full")
             for line in lines
         )
@@ -175,6 +175,7 @@ class TestStatus:
             "running": 0,
             "succeeded": 0,
             "failed": 1,
+            "cancelled": 0,
         }
         running = next(item for item in document["active"] if item["id"] == ids["running"])
         assert running["heartbeat_age_seconds"] == 4.5
@@ -189,9 +190,8 @@ class TestStatus:
 
         assert run.status == 0
         assert "queued and running: 0" in run.out
-        assert any(
-            line.split() == ["token_cleanup", "0", "0", "0", "0"] for line in run.out.splitlines()
-        )
+        empty = ["token_cleanup", "0", "0", "0", "0", "0"]
+        assert any(line.split() == empty for line in run.out.splitlines())
 
     def test_the_failure_list_is_bounded_newest_first(self, world: WorkerWorld) -> None:
         async def fail_many() -> list[int]:
@@ -317,6 +317,8 @@ positional arguments:
     migrate   apply pending migrations and say which
     status    show counts, live items and recent failures
     enqueue   enqueue one item of KIND
+    cancel    cancel item ID: queued at once, running through its worker
+    requeue   enqueue failed or cancelled item ID again, as a new item
     web       serve the read-only admin page, its JSON API, /metrics, /healthz
 
 options:
@@ -345,6 +347,26 @@ usage: workqueue status [-h] [--json]
 options:
   -h, --help  show this help message and exit
   --json      print one JSON document
+""",
+    ("cancel",): """\
+usage: workqueue cancel [-h] [--reason TEXT] ID
+
+positional arguments:
+  ID             the item's id
+
+options:
+  -h, --help     show this help message and exit
+  --reason TEXT  stored as the item's error (default: 'cancelled by an
+                 operator')
+""",
+    ("requeue",): """\
+usage: workqueue requeue [-h] ID
+
+positional arguments:
+  ID          the item's id
+
+options:
+  -h, --help  show this help message and exit
 """,
     ("enqueue",): """\
 usage: workqueue enqueue [-h] [--payload JSON] [--dedup-key KEY] KIND

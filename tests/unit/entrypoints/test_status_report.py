@@ -67,17 +67,17 @@ async def test_the_text_report_in_full(busy: Queue) -> None:
     assert render_text(await busy.report()) == (
         "database: postgresql://wq:***@db/queue\n"
         "\n"
-        "kind                    queued    running  succeeded     failed\n"
-        "token_cleanup                1          0          0          1\n"
-        "work_item_retention          0          1          0          0\n"
+        "kind                    queued    running  succeeded     failed  cancelled\n"
+        "token_cleanup                1          0          0          1          0\n"
+        "work_item_retention          0          1          0          0          0\n"
         "\n"
         "queued and running: 2\n"
         "  #2 work_item_retention running attempt=1 stalls=0 worker=w-1 heartbeat=1.6s ago"
         ' progress={"deleted":12,"zeta":"é"}\n'
         "  #3 token_cleanup queued attempt=0 stalls=0\n"
         "\n"
-        "failed: 1\n"
-        "  #1 token_cleanup attempt=1 stalls=0 finished=2026-01-01T00:00:01Z"
+        "failed or cancelled: 1\n"
+        "  #1 token_cleanup failed attempt=1 stalls=0 finished=2026-01-01T00:00:01Z"
         " error: RuntimeError: disk full"
     )
 
@@ -94,13 +94,15 @@ async def test_the_json_report_in_full(busy: Queue) -> None:
       "queued": 1,
       "running": 0,
       "succeeded": 0,
-      "failed": 1
+      "failed": 1,
+      "cancelled": 0
     },
     "work_item_retention": {
       "queued": 0,
       "running": 1,
       "succeeded": 0,
-      "failed": 0
+      "failed": 0,
+      "cancelled": 0
     }
   },
   "active_total": 2,
@@ -120,7 +122,8 @@ async def test_the_json_report_in_full(busy: Queue) -> None:
         "zeta": "é",
         "deleted": 12
       },
-      "error": null
+      "error": null,
+      "cancel_reason": null
     },
     {
       "id": 3,
@@ -134,7 +137,8 @@ async def test_the_json_report_in_full(busy: Queue) -> None:
       "heartbeat_age_seconds": null,
       "finished_at": null,
       "progress": null,
-      "error": null
+      "error": null,
+      "cancel_reason": null
     }
   ],
   "failed_total": 1,
@@ -151,7 +155,8 @@ async def test_the_json_report_in_full(busy: Queue) -> None:
       "heartbeat_age_seconds": null,
       "finished_at": "2026-01-01T00:00:01Z",
       "progress": null,
-      "error": "RuntimeError: disk full\\nTraceback..."
+      "error": "RuntimeError: disk full\\nTraceback...",
+      "cancel_reason": null
     }
   ]
 }"""
@@ -165,12 +170,12 @@ async def test_bounded_lists_say_how_many_of_how_many_they_show(busy: Queue) -> 
     lines = render_text(await busy.report(active_limit=1, failure_limit=1)).splitlines()
 
     assert "queued and running: 3 (every running and the oldest 1 queued shown)" in lines
-    assert "failed: 2 (newest 1 shown)" in lines
+    assert "failed or cancelled: 2 (newest 1 shown)" in lines
     assert [line for line in lines if line.startswith("  #")] == [
         "  #2 work_item_retention running attempt=1 stalls=0 worker=w-1 heartbeat=1.6s ago"
         ' progress={"deleted":12,"zeta":"é"}',
         "  #4 token_cleanup queued attempt=0 stalls=0",
-        "  #3 token_cleanup attempt=1 stalls=0 finished=2026-01-01T00:00:05Z error: second",
+        "  #3 token_cleanup failed attempt=1 stalls=0 finished=2026-01-01T00:00:05Z error: second",
     ]
 
 
@@ -271,5 +276,31 @@ def test_a_failure_shows_the_first_line_of_its_error_cut_to_200_characters(
     last = render_text(report).splitlines()[-1]
 
     assert last == (
-        f"  #9 token_cleanup attempt=1 stalls=0 finished=2026-01-01T00:00:00Z error: {shown}"
+        f"  #9 token_cleanup failed attempt=1 stalls=0 finished=2026-01-01T00:00:00Z error: {shown}"
     )
+
+
+async def test_a_running_item_whose_cancel_was_requested_says_so_and_a_finished_one_not() -> None:
+    world = Queue()
+    for _ in range(2):
+        await world.queue.enqueue(TokenCleanup())
+    running = await world.store.claim(["token_cleanup"], worker_id="w", lease_duration=LEASE)
+    assert running is not None
+    await world.store.cancel(running.id, reason="wrong input\nsecond line")
+    finished = await world.store.claim(["token_cleanup"], worker_id="w", lease_duration=LEASE)
+    assert finished is not None
+    await world.store.cancel(finished.id, reason="too late")
+    await world.store.fail(finished.lease, error="boom", progress=None)
+
+    report = await world.report()
+    lines = render_text(report).splitlines()
+
+    expected = (
+        f"  #{running.id} token_cleanup running attempt=1 stalls=0 worker=w heartbeat=0.0s ago"
+        " cancel requested: wrong input"
+    )
+    assert expected in lines
+    assert not any("too late" in line for line in lines)
+    assert any(line.startswith(f"  #{finished.id} token_cleanup failed") for line in lines)
+    document = json.loads(render_json(report))
+    assert document["active"][0]["cancel_reason"] == "wrong input\nsecond line"

@@ -74,7 +74,7 @@ class TestMetrics:
         assert found[("workqueue_failures_last_hour", kind_status("token_cleanup", "failed"))] == 1
         assert found[("workqueue_finished_counts_age_seconds", ())] == 0
         statuses = {dict(labels)["status"] for name, labels in found if name == "workqueue_items"}
-        assert statuses == {"queued", "running", "succeeded", "failed"}
+        assert statuses == {"queued", "running", "succeeded", "failed", "cancelled"}
 
     async def test_the_stalest_heartbeat_of_a_kind_is_the_one_shown(self, world: WebWorld) -> None:
         first = await world.running(worker_id="w-1")

@@ -10,6 +10,7 @@ from types import SimpleNamespace
 
 import pytest
 from jinja2 import UndefinedError
+from pydantic import SecretStr
 from web_world import KINDS, WebWorld
 from worker_world import WorkerWorld
 
@@ -20,7 +21,7 @@ from entrypoints.web.documents import heartbeat_age, lease_left
 from entrypoints.web.listen import ListenError
 from entrypoints.web.overview import FinishedCounts, OverviewReader
 from entrypoints.web.reads import LARGEST_ID, read_item, read_queued_page
-from entrypoints.web.settings import WebSettings, load_web_settings
+from entrypoints.web.settings import SHORTEST_TOKEN, WebSettings, load_web_settings
 from entrypoints.web.settings import WebSettings as SettingsClass
 from entrypoints.web.templating import duration, environment
 from entrypoints.worker.container import provide
@@ -199,6 +200,36 @@ class TestSettings:
         assert str(raised.value).startswith("invalid setting WORKQUEUE_WEB_HOST: ")
         assert "; invalid setting WORKQUEUE_WEB_PORT: " in str(raised.value)
 
+    def test_without_a_token_the_view_has_no_actions(self) -> None:
+        assert load_web_settings().web_token is None
+
+    def test_the_admin_token_comes_from_the_environment_and_is_never_shown(
+        self, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        token = "x" * SHORTEST_TOKEN
+        monkeypatch.setenv("WORKQUEUE_WEB_TOKEN", token)
+
+        settings = load_web_settings()
+
+        assert settings.web_token is not None
+        assert settings.web_token.get_secret_value() == token
+        assert token not in repr(settings)
+
+    @pytest.mark.parametrize("token", ["x" * (SHORTEST_TOKEN - 1), "with a space in it, long"])
+    def test_a_token_too_short_or_with_spaces_is_refused_without_quoting_it(
+        self, monkeypatch: pytest.MonkeyPatch, token: str
+    ) -> None:
+        monkeypatch.setenv("WORKQUEUE_WEB_TOKEN", token)
+
+        with pytest.raises(SettingsError) as raised:
+            load_web_settings()
+
+        assert str(raised.value) == (
+            "invalid setting WORKQUEUE_WEB_TOKEN: "
+            f"must be at least {SHORTEST_TOKEN} characters, without spaces"
+        )
+        assert token not in str(raised.value)
+
     def test_the_settings_are_frozen(self) -> None:
         assert SettingsClass is WebSettings
         with pytest.raises(ValueError, match="frozen"):
@@ -247,7 +278,24 @@ class TestWiring:
         assert services.overview is reader
         assert services.clock is world.clock
         assert services.schema is world.schema
+        assert services.actions is None, "no token: read-only"
         await reader.close()
+
+    async def test_with_a_token_the_app_has_its_actions_on_the_worker_containers_store(
+        self,
+    ) -> None:
+        world = WorkerWorld()
+        core = world.container()
+        web = build_web_container(core, token=SecretStr("t" * SHORTEST_TOKEN))
+
+        actions = (await provide(web.app)).state.services.actions
+
+        assert actions is not None
+        assert actions.token == "t" * SHORTEST_TOKEN
+        assert actions.store is await provide(core.work_store)
+        assert actions.queue is await provide(core.work_queue)
+        assert actions.decode == (await provide(core.registry)).decode
+        await (await provide(web.overview)).close()
 
 
 class TestCommand:

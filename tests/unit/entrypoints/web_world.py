@@ -2,22 +2,34 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from datetime import timedelta
+from typing import Any
 
 import httpx
 from worker_world import FakeSchema
 
 from adapters.memory import InMemoryState, InMemoryWorkMonitor, InMemoryWorkQueue, InMemoryWorkStore
 from adapters.testing import FakeClock
-from domain import TokenCleanup, WorkItem, WorkItemRetention
+from domain import TokenCleanup, WorkItem, WorkItemRetention, WorkPayload, WorkStore
+from entrypoints.web.actions import WebActions
 from entrypoints.web.app import create_app
 from entrypoints.web.overview import OverviewReader
 from entrypoints.web.reads import WebServices
 
 LEASE = timedelta(seconds=60)
+PAYLOADS: dict[str, type[WorkPayload]] = {
+    "token_cleanup": TokenCleanup,
+    "work_item_retention": WorkItemRetention,
+}
+
+
+def decode(kind: str, payload: Mapping[str, Any]) -> WorkPayload:
+    return PAYLOADS[kind].model_validate(payload)
+
+
 KINDS = ("token_cleanup", "work_item_retention")
 
 
@@ -34,9 +46,19 @@ class WebWorld:
         self.overview = OverviewReader(self.monitor, self.clock, kinds=KINDS)
 
     @asynccontextmanager
-    async def client(self) -> AsyncIterator[httpx.AsyncClient]:
+    async def client(
+        self, *, token: str | None = None, store: WorkStore | None = None
+    ) -> AsyncIterator[httpx.AsyncClient]:
+        """A client of the view; with ``token``, the view has its actions (on ``store``)."""
+        actions = None
+        if token is not None:
+            actions = WebActions(token, store or self.store, self.queue, decode)
         services = WebServices(
-            monitor=self.monitor, overview=self.overview, schema=self.schema, clock=self.clock
+            monitor=self.monitor,
+            overview=self.overview,
+            schema=self.schema,
+            clock=self.clock,
+            actions=actions,
         )
         transport = httpx.ASGITransport(app=create_app(services))
         async with httpx.AsyncClient(transport=transport, base_url="http://view") as client:

@@ -18,7 +18,9 @@ from adapters.prometheus.worker_metrics import (
 from adapters.testing import FakeClock
 from adapters.testing.contract import AlphaJob, BetaJob
 from domain import (
+    CancelOutcome,
     EnqueueRequest,
+    HeartbeatAnswer,
     Lease,
     RecoveryResult,
     StoreUnavailableError,
@@ -133,6 +135,23 @@ class TestOutcomes:
         assert count(metrics, "failed_total", ALPHA) == 1
         assert count(metrics, "released_total", BETA) == 1
         assert count(metrics, "leases_lost_total", ALPHA) == 0
+
+    async def test_a_cancel_requested_while_running_counts_once_its_holder_marks_it_cancelled(
+        self, queue: InMemoryWorkQueue, store: CountingWorkStore, metrics: WorkerMetrics
+    ) -> None:
+        await queue.enqueue(AlphaJob())
+        item = await claimed(store)
+
+        assert await store.cancel(item.id, reason="not needed") is CancelOutcome.REQUESTED
+        answer = await store.heartbeat(item.lease, progress=None, lease_duration=LEASE)
+        assert answer is HeartbeatAnswer.CANCEL_REQUESTED
+        assert count(metrics, "cancelled_total", ALPHA) == 0
+        assert await store.mark_cancelled(item.lease, progress=None)
+
+        assert count(metrics, "cancelled_total", ALPHA) == 1
+        assert count(metrics, "leases_lost_total", ALPHA) == 0
+        assert not await store.mark_cancelled(item.lease, progress=None)
+        assert count(metrics, "leases_lost_total", {"kind": "unknown"}) == 1
 
     async def test_a_write_whose_lease_is_not_held_counts_as_a_lost_lease_only(
         self, queue: InMemoryWorkQueue, store: CountingWorkStore, metrics: WorkerMetrics
@@ -268,11 +287,28 @@ class TestRecovery:
         assert count(metrics, "recovered_total", {"outcome": "requeued"}) == 2
         assert count(metrics, "recovered_total", {"outcome": "stalled"}) == 2
 
+    async def test_a_recovered_item_whose_cancel_was_requested_counts_as_cancelled(
+        self,
+        queue: InMemoryWorkQueue,
+        store: CountingWorkStore,
+        metrics: WorkerMetrics,
+        clock: FakeClock,
+    ) -> None:
+        await queue.enqueue(AlphaJob())
+        item = await claimed(store)
+        await store.cancel(item.id, reason="stop")
+        await clock.advance(61)
+
+        result = await store.recover_expired(max_stalls=3)
+
+        assert result.cancelled == [item.id]
+        assert count(metrics, "recovered_total", {"outcome": "cancelled"}) == 1
+
     async def test_a_pass_that_recovers_nothing_counts_nothing(
         self, store: CountingWorkStore, metrics: WorkerMetrics
     ) -> None:
         await store.recover_expired(max_stalls=3)
-        for outcome in ("requeued", "stalled", "superseded"):
+        for outcome in ("requeued", "stalled", "superseded", "cancelled"):
             assert (
                 metrics.registry.get_sample_value(
                     "workqueue_worker_recovered_total", {"outcome": outcome}
@@ -348,6 +384,12 @@ class Recording(WorkStore):
     async def release(self, *args: Any, **kwargs: Any) -> Any:
         return self._answer("release", *args, **kwargs)
 
+    async def mark_cancelled(self, *args: Any, **kwargs: Any) -> Any:
+        return self._answer("mark_cancelled", *args, **kwargs)
+
+    async def cancel(self, *args: Any, **kwargs: Any) -> Any:
+        return self._answer("cancel", *args, **kwargs)
+
     async def recover_expired(self, *args: Any, **kwargs: Any) -> Any:
         return self._answer("recover_expired", *args, **kwargs)
 
@@ -374,6 +416,8 @@ ANSWERS: dict[str, object] = {
     "complete_and_claim": (True, None),
     "fail": True,
     "release": True,
+    "mark_cancelled": True,
+    "cancel": CancelOutcome.REQUESTED,
     "recover_expired": RecoveryResult(),
     "is_due": True,
     "purge_finished": 7,
@@ -400,6 +444,8 @@ async def test_every_call_is_passed_on_as_made_and_answered_as_the_store_answere
         ),
         ("fail", store.fail(lease, error="boom", progress={"p": 4})),
         ("release", store.release(lease, progress={"p": 5})),
+        ("mark_cancelled", store.mark_cancelled(lease, progress={"p": 6})),
+        ("cancel", store.cancel(7, reason="operator")),
         ("recover_expired", store.recover_expired(max_stalls=3)),
         ("is_due", store.is_due("k", LEASE)),
         ("purge_finished", store.purge_finished(finished_before=cutoff, limit=9)),
@@ -424,6 +470,8 @@ async def test_every_call_is_passed_on_as_made_and_answered_as_the_store_answere
         ),
         ("fail", (lease,), {"error": "boom", "progress": {"p": 4}}),
         ("release", (lease,), {"progress": {"p": 5}}),
+        ("mark_cancelled", (lease,), {"progress": {"p": 6}}),
+        ("cancel", (7,), {"reason": "operator"}),
         ("recover_expired", (), {"max_stalls": 3}),
         ("is_due", ("k", LEASE), {}),
         ("purge_finished", (), {"finished_before": cutoff, "limit": 9}),

@@ -30,6 +30,7 @@ def test_a_row_reads_as_the_work_item_it_holds() -> None:
         "worker_id": "w-1",
         "progress": {"deleted": 3},
         "error": None,
+        "cancel_reason": "not needed any more",
     }
 
     item = work_item_from_row(row)  # type: ignore[arg-type]
@@ -50,6 +51,7 @@ def test_a_row_reads_as_the_work_item_it_holds() -> None:
         worker_id="w-1",
         progress={"deleted": 3},
         error=None,
+        cancel_reason="not needed any more",
     )
     assert isinstance(item.status, WorkStatus)
 
@@ -80,6 +82,7 @@ def test_a_finished_row_keeps_its_finish_and_its_error() -> None:
         "worker_id": "w-1",
         "progress": None,
         "error": "RuntimeError: no",
+        "cancel_reason": None,
     }
 
     item = work_item_from_row(row)  # type: ignore[arg-type]

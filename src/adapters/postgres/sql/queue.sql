@@ -184,7 +184,7 @@ WITH inserted AS (
       AND NOT EXISTS (SELECT 1 FROM work_items WHERE status = 'running' AND kind = $1)
       AND NOT EXISTS (SELECT 1
                       FROM work_items
-                      WHERE status IN ('succeeded', 'failed') AND kind = $1
+                      WHERE status NOT IN ('queued', 'running') AND kind = $1
                         AND finished_at > $5::timestamptz)
     -- A plain enqueue takes no periodic lock: a queued twin it committed after this
     -- statement's snapshot means the kind is not due after all, so nothing is

@@ -38,7 +38,7 @@ claimed AS (
         FOR UPDATE SKIP LOCKED
     )
     RETURNING id, kind, payload, status, attempt, stalls, dedup_key, enqueued_at, started_at,
-              heartbeat_at, lease_expires_at, finished_at, worker_id, progress, error
+              heartbeat_at, lease_expires_at, finished_at, worker_id, progress, error, cancel_reason
 )
 SELECT EXISTS (SELECT FROM completed) AS completed, claimed.*
 FROM (VALUES (1)) AS one
@@ -47,10 +47,12 @@ LEFT JOIN claimed ON true;
 -- name: heartbeat
 -- $1 id, $2 attempt, $3 now, $4 lease_expires_at, $5 progress.
 -- Touches no indexed column, so it is a HOT update.
+-- Returns whether a cancel of the item was requested (docs/adr/0018); no row when
+-- the lease was not held.
 UPDATE work_items
 SET heartbeat_at = $3, lease_expires_at = $4, progress = $5
 WHERE id = $1 AND attempt = $2 AND status = 'running'
-RETURNING true;
+RETURNING cancel_reason IS NOT NULL;
 
 -- name: complete
 -- $1 id, $2 attempt, $3 now, $4 progress. worker_id stays: the last holder.
@@ -66,30 +68,74 @@ SET status = 'failed', finished_at = $3, progress = $4, lease_expires_at = NULL,
 WHERE id = $1 AND attempt = $2 AND status = 'running'
 RETURNING true;
 
+-- name: mark_cancelled
+-- $1 id, $2 attempt, $3 now, $4 progress, $5 the reason when none was recorded.
+-- The holder's write once its heartbeat answered that a cancel was requested.
+UPDATE work_items
+SET status = 'cancelled', finished_at = $3, progress = $4, lease_expires_at = NULL,
+    error = coalesce(cancel_reason, $5)
+WHERE id = $1 AND attempt = $2 AND status = 'running'
+RETURNING true;
+
+-- name: cancel
+-- $1 id, $2 now, $3 reason. One row: the status the cancel wrote ('cancelled' for a
+-- queued item, 'running' when it recorded the request on a running one; null when
+-- it changed nothing), then the item's status and whether a cancel was requested,
+-- as they were before (null when there is no such item).
+-- A claim that locked the row first is waited for, and the update is then decided
+-- on the claimed row (READ COMMITTED rechecks the WHERE and recomputes the SET on
+-- it): the cancel either cancels the queued item or records the request on the
+-- running one, never neither.
+WITH changed AS (
+    UPDATE work_items
+    SET status = CASE WHEN status = 'queued' THEN 'cancelled' ELSE status END,
+        error = CASE WHEN status = 'queued' THEN $3 ELSE error END,
+        finished_at = CASE WHEN status = 'queued' THEN $2::timestamptz ELSE finished_at END,
+        cancel_reason = CASE WHEN status = 'running' THEN $3 ELSE cancel_reason END
+    WHERE id = $1 AND (status = 'queued' OR (status = 'running' AND cancel_reason IS NULL))
+    RETURNING status
+)
+SELECT (SELECT status FROM changed) AS changed,
+       w.status,
+       w.cancel_reason IS NOT NULL AS requested
+FROM (VALUES (1)) AS one
+LEFT JOIN work_items AS w ON w.id = $1;
+
 -- name: release
 -- $1 id, $2 attempt, $3 now, $4 progress. Returns the queued twin's id, null when
 -- the item went back to queued; no row when the lease was not held.
--- Back to queued without a stall, unless a queued item with the same kind and
--- dedup key exists: then this one is failed as superseded (docs/adr/0004). Should
+-- Back to queued without a stall, unless a cancel of it was requested (then it is
+-- cancelled, docs/adr/0018) or a queued item with the same kind and dedup key
+-- exists: then this one is failed as superseded (docs/adr/0004). Should
 -- a twin be committed after this statement's snapshot, the requeue violates the
 -- unique dedup index and the caller runs the statement again, which then sees it.
 WITH held AS (
     SELECT h.id,
+           h.cancel_reason,
            (SELECT q.id
             FROM work_items AS q
             WHERE q.status = 'queued' AND q.kind = h.kind AND q.dedup_key = h.dedup_key
+              AND h.cancel_reason IS NULL
            ) AS twin_id
     FROM work_items AS h
     WHERE h.id = $1 AND h.attempt = $2 AND h.status = 'running'
     FOR UPDATE OF h
 )
 UPDATE work_items AS w
-SET status = CASE WHEN held.twin_id IS NULL THEN 'queued' ELSE 'failed' END,
+SET status = CASE WHEN held.cancel_reason IS NOT NULL THEN 'cancelled'
+                  WHEN held.twin_id IS NULL THEN 'queued'
+                  ELSE 'failed'
+             END,
     progress = $4,
     lease_expires_at = NULL,
-    worker_id = CASE WHEN held.twin_id IS NULL THEN NULL ELSE w.worker_id END,
-    finished_at = CASE WHEN held.twin_id IS NULL THEN NULL ELSE $3::timestamptz END,
-    error = CASE WHEN held.twin_id IS NULL THEN NULL
+    worker_id = CASE WHEN held.twin_id IS NULL AND held.cancel_reason IS NULL THEN NULL
+                     ELSE w.worker_id
+                END,
+    finished_at = CASE WHEN held.twin_id IS NULL AND held.cancel_reason IS NULL THEN NULL
+                       ELSE $3::timestamptz
+                  END,
+    error = CASE WHEN held.cancel_reason IS NOT NULL THEN held.cancel_reason
+                 WHEN held.twin_id IS NULL THEN NULL
                  ELSE 'superseded by queued item ' || held.twin_id || ' with the same dedup key'
             END
 FROM held
@@ -100,6 +146,8 @@ RETURNING held.twin_id;
 -- $1 now, $2 max_stalls. One row per recovered item: its id and what happened.
 -- Every running item whose lease expired (strictly: lease_expires_at < now) gets
 -- one more stall and then, in this order of precedence:
+--   'cancelled'  a cancel of it was requested: cancelled with its reason, and no
+--                stall counted (docs/adr/0018);
 --   'stalled'    the stalls reached max_stalls: failed, the error says so;
 --   'superseded' a queued item has its kind and dedup key, or a newer expired twin
 --                is being requeued by this same statement: failed (docs/adr/0004);
@@ -108,7 +156,8 @@ RETURNING held.twin_id;
 -- pass. A twin committed after the snapshot makes the requeue violate the unique
 -- dedup index; the caller runs the statement again, which then sees it.
 WITH expired AS (
-    SELECT id, kind, dedup_key, stalls + 1 AS stalls
+    SELECT id, kind, dedup_key, cancel_reason, stalls + 1 AS stalls,
+           cancel_reason IS NULL AS returns
     FROM work_items
     WHERE status = 'running' AND lease_expires_at < $1::timestamptz
     FOR UPDATE SKIP LOCKED
@@ -116,14 +165,15 @@ WITH expired AS (
 decided AS (
     SELECT e.id,
            e.stalls,
-           CASE WHEN e.stalls >= $2::integer OR e.dedup_key IS NULL THEN NULL
+           e.returns,
+           CASE WHEN NOT e.returns OR e.stalls >= $2::integer OR e.dedup_key IS NULL THEN NULL
                 ELSE coalesce(
                     (SELECT q.id
                      FROM work_items AS q
                      WHERE q.status = 'queued' AND q.kind = e.kind AND q.dedup_key = e.dedup_key),
                     -- Of expired twins that return together, the newest (newest
                     -- payload) is requeued and supersedes the others.
-                    nullif(max(e.id) FILTER (WHERE e.stalls < $2::integer)
+                    nullif(max(e.id) FILTER (WHERE e.returns AND e.stalls < $2::integer)
                                OVER (PARTITION BY e.kind, e.dedup_key),
                            e.id))
            END AS twin_id
@@ -131,19 +181,24 @@ decided AS (
 ),
 outcome AS (
     SELECT d.id, d.stalls, d.twin_id,
-           CASE WHEN d.stalls >= $2::integer THEN 'stalled'
+           CASE WHEN NOT d.returns THEN 'cancelled'
+                WHEN d.stalls >= $2::integer THEN 'stalled'
                 WHEN d.twin_id IS NOT NULL THEN 'superseded'
                 ELSE 'requeued'
            END AS outcome
     FROM decided AS d
 )
 UPDATE work_items AS w
-SET stalls = o.stalls,
-    status = CASE WHEN o.outcome = 'requeued' THEN 'queued' ELSE 'failed' END,
+SET stalls = CASE WHEN o.outcome = 'cancelled' THEN w.stalls ELSE o.stalls END,
+    status = CASE o.outcome WHEN 'requeued' THEN 'queued'
+                            WHEN 'cancelled' THEN 'cancelled'
+                            ELSE 'failed'
+             END,
     lease_expires_at = NULL,
     worker_id = CASE WHEN o.outcome = 'requeued' THEN NULL ELSE w.worker_id END,
     finished_at = CASE WHEN o.outcome = 'requeued' THEN NULL ELSE $1::timestamptz END,
     error = CASE o.outcome
+                WHEN 'cancelled' THEN w.cancel_reason
                 WHEN 'stalled' THEN
                     'stalled: lease expired ' || o.stalls || ' times (max stalls ' || $2::integer || ')'
                 WHEN 'superseded' THEN
@@ -163,7 +218,7 @@ SELECT NOT EXISTS (SELECT 1 FROM work_items WHERE status = 'queued' AND kind = $
    AND coalesce(
            (SELECT max(finished_at)
             FROM work_items
-            WHERE status IN ('succeeded', 'failed') AND kind = $1) <= $2,
+            WHERE status NOT IN ('queued', 'running') AND kind = $1) <= $2,
            true);
 
 -- name: purge_finished
@@ -172,7 +227,7 @@ SELECT NOT EXISTS (SELECT 1 FROM work_items WHERE status = 'queued' AND kind = $
 WITH doomed AS (
     SELECT id
     FROM work_items
-    WHERE status IN ('succeeded', 'failed') AND finished_at < $1
+    WHERE status NOT IN ('queued', 'running') AND finished_at < $1
     ORDER BY finished_at, id
     LIMIT $2
     FOR UPDATE SKIP LOCKED
@@ -184,14 +239,14 @@ SELECT count(*) FROM deleted;
 
 -- name: get
 SELECT id, kind, payload, status, attempt, stalls, dedup_key, enqueued_at, started_at,
-       heartbeat_at, lease_expires_at, finished_at, worker_id, progress, error
+       heartbeat_at, lease_expires_at, finished_at, worker_id, progress, error, cancel_reason
 FROM work_items
 WHERE id = $1;
 
 -- name: list_items_oldest_first
 -- $1 statuses or null for all, $2 kinds or null for all, $3 limit.
 SELECT id, kind, payload, status, attempt, stalls, dedup_key, enqueued_at, started_at,
-       heartbeat_at, lease_expires_at, finished_at, worker_id, progress, error
+       heartbeat_at, lease_expires_at, finished_at, worker_id, progress, error, cancel_reason
 FROM work_items
 WHERE ($1::text[] IS NULL OR status = ANY ($1::text[]))
   AND ($2::text[] IS NULL OR kind = ANY ($2::text[]))
@@ -201,7 +256,7 @@ LIMIT $3;
 -- name: list_items_newest_first
 -- $1 statuses or null for all, $2 kinds or null for all, $3 limit.
 SELECT id, kind, payload, status, attempt, stalls, dedup_key, enqueued_at, started_at,
-       heartbeat_at, lease_expires_at, finished_at, worker_id, progress, error
+       heartbeat_at, lease_expires_at, finished_at, worker_id, progress, error, cancel_reason
 FROM work_items
 WHERE ($1::text[] IS NULL OR status = ANY ($1::text[]))
   AND ($2::text[] IS NULL OR kind = ANY ($2::text[]))

@@ -59,6 +59,7 @@ from adapters.testing.contract.caller_transaction import (
     Isolation,
     LockWaits,
 )
+from adapters.testing.contract.cancel import CancelContract
 from adapters.testing.contract.capabilities import StoreCapabilities, skip_unless_refresh_tokens
 from adapters.testing.contract.claim import ClaimContract
 from adapters.testing.contract.complete_and_claim import CompleteAndClaimContract
@@ -85,6 +86,7 @@ from adapters.testing.contract.progress import ProgressSnapshotContract
 from adapters.testing.contract.purge import PurgeContract
 from adapters.testing.contract.recovery import RecoveryContract
 from adapters.testing.contract.release import ReleaseContract
+from adapters.testing.contract.requeue import RequeueContract
 from adapters.testing.contract.state_machine import (
     DEFAULT_SETTINGS,
     StoreRules,
@@ -117,6 +119,7 @@ __all__ = [
     "CallerTransactionContract",
     "CallerTransactionFactory",
     "CallerTransactionFixtures",
+    "CancelContract",
     "ClaimContract",
     "CompleteAndClaimContract",
     "ContractFixtures",
@@ -145,6 +148,7 @@ __all__ = [
     "RecoveryContract",
     "RefreshTokenContract",
     "ReleaseContract",
+    "RequeueContract",
     "RowLockingBackdoor",
     "StoreCapabilities",
     "StoreFactory",

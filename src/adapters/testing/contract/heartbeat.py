@@ -8,7 +8,7 @@ from adapters.testing.clock import FakeClock
 from adapters.testing.contract.backdoor import Backdoor
 from adapters.testing.contract.kinds import AlphaJob
 from adapters.testing.contract.steps import LEASE, MAX_STALLS, claim, running_after_stalls
-from domain import WorkQueue, WorkStatus, WorkStore
+from domain import HeartbeatAnswer, WorkQueue, WorkStatus, WorkStore
 
 __all__ = ["HeartbeatContract"]
 
@@ -27,7 +27,7 @@ class HeartbeatContract:
             claimed.lease, progress={"done": 3, "of": 10}, lease_duration=LEASE
         )
 
-        assert held is True
+        assert held is HeartbeatAnswer.HELD
         item = await backdoor.read_item(claimed.id)
         assert item is not None
         assert item.status is WorkStatus.RUNNING

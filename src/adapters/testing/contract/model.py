@@ -2,8 +2,10 @@
 
 It is written from DESIGN.md and ADR 0004, not from any store, so a store that
 agrees with it agrees with the contract. It keeps no clock of its own: every
-operation is told ``now``. Cancellation (issue 16) will add its operations here,
-beside the others, with ``cancelled`` as one more finished status.
+operation is told ``now``. Cancellation (docs/adr/0018) is here beside the others,
+with ``cancelled`` one more finished status: a cancel finishes a queued item and
+records the request on a running one, whose heartbeats then answer so and whose
+recovery or release cancels it.
 """
 
 from __future__ import annotations
@@ -16,7 +18,16 @@ from typing import Any
 
 from pydantic import JsonValue
 
-from domain import EnqueueResult, Lease, RecoveryResult, WorkItem, WorkStatus
+from domain import (
+    DEFAULT_CANCEL_REASON,
+    CancelOutcome,
+    EnqueueResult,
+    HeartbeatAnswer,
+    Lease,
+    RecoveryResult,
+    WorkItem,
+    WorkStatus,
+)
 
 __all__ = ["QueueModel", "stalled_error", "superseded_error"]
 
@@ -133,13 +144,39 @@ class QueueModel:
 
     def heartbeat(
         self, lease: Lease, progress: JsonValue, now: datetime, duration: timedelta
-    ) -> bool:
+    ) -> HeartbeatAnswer:
         if not self.holds(lease):
-            return False
+            return HeartbeatAnswer.LOST
         item = self.items[lease.item_id]
         self.items[item.id] = replace(
             item, heartbeat_at=now, lease_expires_at=now + duration, progress=progress
         )
+        if item.cancel_reason is None:
+            return HeartbeatAnswer.HELD
+        return HeartbeatAnswer.CANCEL_REQUESTED
+
+    def cancel(self, item_id: int, reason: str, now: datetime) -> CancelOutcome:
+        """What a cancel must answer, and do: finish a queued item, mark a running one."""
+        item = self.items.get(item_id)
+        if item is None:
+            return CancelOutcome.UNKNOWN
+        if item.status is WorkStatus.QUEUED:
+            self._finish(item, WorkStatus.CANCELLED, reason, now)
+            return CancelOutcome.CANCELLED
+        if item.status is not WorkStatus.RUNNING:
+            return CancelOutcome.FINISHED
+        if item.cancel_reason is not None:
+            return CancelOutcome.ALREADY_REQUESTED
+        self.items[item_id] = replace(item, cancel_reason=reason)
+        return CancelOutcome.REQUESTED
+
+    def mark_cancelled(self, lease: Lease, progress: JsonValue, now: datetime) -> bool:
+        """The holder's write once a cancel was requested: cancelled, with the cancel's reason."""
+        if not self.holds(lease):
+            return False
+        item = self.items[lease.item_id]
+        error = item.cancel_reason or DEFAULT_CANCEL_REASON
+        self._finish(replace(item, progress=progress), WorkStatus.CANCELLED, error, now)
         return True
 
     def finish(
@@ -158,7 +195,11 @@ class QueueModel:
     def release(self, lease: Lease, progress: JsonValue, now: datetime) -> bool:
         if not self.holds(lease):
             return False
-        self._return(replace(self.items[lease.item_id], progress=progress), now)
+        item = replace(self.items[lease.item_id], progress=progress)
+        if item.cancel_reason is not None:
+            self._finish(item, WorkStatus.CANCELLED, item.cancel_reason, now)
+        else:
+            self._return(item, now)
         return True
 
     def recover(self, now: datetime) -> RecoveryResult:
@@ -171,6 +212,10 @@ class QueueModel:
             assert item.lease_expires_at is not None
             if not item.lease_expires_at < now:
                 continue
+            if item.cancel_reason is not None:
+                self._finish(item, WorkStatus.CANCELLED, item.cancel_reason, now)
+                result.cancelled.append(item_id)
+                continue
             stalled = replace(item, stalls=item.stalls + 1)
             if stalled.stalls >= self.max_stalls:
                 error = stalled_error(stalled.stalls, self.max_stalls)
@@ -180,7 +225,7 @@ class QueueModel:
                 result.requeued.append(item_id)
             else:
                 result.superseded.append(item_id)
-        for ids in (result.requeued, result.stalled, result.superseded):
+        for ids in (result.requeued, result.stalled, result.superseded, result.cancelled):
             ids.sort()
         return result
 

@@ -251,6 +251,31 @@ class MonitoringContract:
         assert items[0].error == "failed: why"
         assert [item.id for item in first_two] == [latest, tied_high]
 
+    async def test_cancelled_items_are_listed_and_counted_with_the_failures(
+        self,
+        monitor: WorkMonitor,
+        queue: WorkQueue,
+        store: WorkStore,
+        clock: FakeClock,
+    ) -> None:
+        since = clock.now()
+        failed = (await queue.enqueue(AlphaJob(number=1))).id
+        cancelled = (await queue.enqueue(AlphaJob(number=2))).id
+        running = await store.claim([ALPHA], worker_id="w", lease_duration=LEASE)
+        assert running is not None
+        await store.fail(running.lease, error="boom", progress=None)
+        await clock.advance(1)
+        await store.cancel(cancelled, reason="not wanted")
+
+        items = await monitor.recent_unsuccessful(limit=10)
+        counts = await monitor.count_unsuccessful_since(since)
+
+        assert [(item.id, item.status, item.error) for item in items] == [
+            (cancelled, WorkStatus.CANCELLED, "not wanted"),
+            (failed, WorkStatus.FAILED, "boom"),
+        ]
+        assert counts == {(ALPHA, WorkStatus.CANCELLED): 1, (ALPHA, WorkStatus.FAILED): 1}
+
     async def test_unsuccessful_items_since_a_moment_are_counted_per_kind_and_status(
         self, monitor: WorkMonitor, backdoor: Backdoor, clock: FakeClock
     ) -> None:

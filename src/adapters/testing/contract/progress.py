@@ -9,18 +9,21 @@ from pydantic import JsonValue
 
 from adapters.testing.contract.backdoor import Backdoor
 from adapters.testing.contract.kinds import AlphaJob
-from adapters.testing.contract.steps import LEASE, claim
-from domain import Lease, ProgressSnapshot, WorkQueue, WorkStore
+from adapters.testing.contract.steps import LEASE, claim, lease_held
+from domain import HeartbeatAnswer, Lease, ProgressSnapshot, WorkQueue, WorkStore
 
 __all__ = ["ProgressSnapshotContract"]
 
 ProgressWrite = Callable[[WorkStore, Lease, "JsonValue | ProgressSnapshot"], Awaitable[bool]]
 
 PROGRESS_WRITES: dict[str, ProgressWrite] = {
-    "heartbeat": lambda s, lease, p: s.heartbeat(lease, progress=p, lease_duration=LEASE),
+    "heartbeat": lambda s, lease, p: lease_held(
+        s.heartbeat(lease, progress=p, lease_duration=LEASE)
+    ),
     "complete": lambda s, lease, p: s.complete(lease, progress=p),
     "fail": lambda s, lease, p: s.fail(lease, error="boom", progress=p),
     "release": lambda s, lease, p: s.release(lease, progress=p),
+    "mark_cancelled": lambda s, lease, p: s.mark_cancelled(lease, progress=p),
 }
 
 
@@ -65,7 +68,7 @@ class ProgressSnapshotContract:
         stale = ProgressSnapshot.of_json('{"kept":false}')
         held = await store.heartbeat(claimed.lease, progress=stale, lease_duration=LEASE)
 
-        assert held is False
+        assert held is HeartbeatAnswer.LOST
         item = await backdoor.read_item(claimed.id)
         assert item is not None
         assert item.progress == {"kept": True}

@@ -56,11 +56,15 @@ from adapters.testing.clock import FakeClock
 from adapters.testing.contract.hang import HANG_AFTER_SECONDS, fail_if_hung
 from adapters.testing.contract.kinds import AlphaJob, BetaJob, ContractKind
 from adapters.testing.contract.model import QueueModel
+from adapters.testing.contract.requeue import decode
 from adapters.testing.contract.steps import LEASE, LONG_LEASE, MAX_STALLS, SHORT_LEASE
+from application import REQUEUABLE_STATUSES, requeue
 from domain import (
     PERIODIC_DEDUP_KEY,
     EnqueueRequest,
     Lease,
+    RequeueOutcome,
+    RequeueResult,
     WorkItem,
     WorkPayload,
     WorkQueue,
@@ -332,6 +336,51 @@ class StoreRules(RuleBasedStateMachine):
         # Most drawn leases are stale by now; a live keyed one exercises ADR 0004.
         running = data.draw(st.sampled_from(self.running_keyed_items()))
         self.release(running.lease, progress)
+
+    # -- cancel and requeue (docs/adr/0018) -------------------------------
+
+    @rule(data=st.data(), reason=st.sampled_from(["stop", "wrong input"]))
+    def cancel(self, data: st.DataObject, reason: str) -> None:
+        missing = max(self.model.items, default=0) + 1000
+        item_id = data.draw(st.sampled_from([*sorted(self.model.items), missing]))
+        outcome = self.run(self.subject.store.cancel(item_id, reason=reason))
+        assert outcome == self.model.cancel(item_id, reason, self.now), item_id
+
+    def running_items(self) -> list[WorkItem]:
+        return [item for item in self.model.rows() if item.status is WorkStatus.RUNNING]
+
+    @precondition(lambda self: bool(self.running_items()))
+    @rule(data=st.data())
+    def cancel_a_running_item(self, data: st.DataObject) -> None:
+        # Random ids rarely hit the one running item; its request is what the
+        # heartbeats, recovery and release of a cancelled item are about.
+        running = data.draw(st.sampled_from(self.running_items()))
+        outcome = self.run(self.subject.store.cancel(running.id, reason="stop"))
+        assert outcome == self.model.cancel(running.id, "stop", self.now)
+
+    @rule(lease=leases, progress=PROGRESS)
+    def mark_cancelled(self, lease: Lease, progress: JsonValue) -> None:
+        done = self.run(self.subject.store.mark_cancelled(lease, progress=progress))
+        assert done == self.model.mark_cancelled(lease, progress, self.now)
+
+    @rule(data=st.data())
+    def requeue(self, data: st.DataObject) -> None:
+        missing = max(self.model.items, default=0) + 1000
+        item_id = data.draw(st.sampled_from([*sorted(self.model.items), missing]))
+        subject = self.subject
+        result = self.run(requeue(item_id, store=subject.store, queue=subject.queue, decode=decode))
+        old = self.model.get(item_id)
+        if old is None:
+            assert result == RequeueResult(RequeueOutcome.UNKNOWN)
+        elif old.status not in REQUEUABLE_STATUSES:
+            assert result == RequeueResult(RequeueOutcome.REFUSED, status=old.status)
+        else:
+            assert result.queued_id is not None
+            enqueued = self.model.enqueue(
+                old.kind, old.payload, old.dedup_key, self.now, new_id=result.queued_id
+            )
+            outcome = RequeueOutcome.REQUEUED if enqueued.created else RequeueOutcome.ABSORBED
+            assert result == RequeueResult(outcome, enqueued.id, old.status)
 
     # -- time, recovery, retention ---------------------------------------
 

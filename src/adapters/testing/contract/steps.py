@@ -7,7 +7,7 @@ from datetime import timedelta
 
 from adapters.testing.clock import FakeClock
 from adapters.testing.contract.kinds import ContractKind
-from domain import Lease, WorkItem, WorkStore
+from domain import HeartbeatAnswer, Lease, WorkItem, WorkStore
 
 __all__ = [
     "ALL_KINDS",
@@ -73,15 +73,23 @@ async def lost_lease_after_a_reclaim(store: WorkStore, clock: FakeClock) -> tupl
     return first.lease, second
 
 
+async def lease_held(heartbeat: Awaitable[HeartbeatAnswer]) -> bool:
+    """Whether the heartbeat found its lease held: what the fencing tests ask of every write."""
+    return bool(await heartbeat)
+
+
 LeasedWrite = Callable[[WorkStore, Lease], Awaitable[bool]]
 
 LEASED_WRITES: dict[str, LeasedWrite] = {
-    "heartbeat": lambda store, lease: store.heartbeat(
-        lease, progress={"from": "heartbeat"}, lease_duration=LEASE
+    "heartbeat": lambda store, lease: lease_held(
+        store.heartbeat(lease, progress={"from": "heartbeat"}, lease_duration=LEASE)
     ),
     "complete": lambda store, lease: store.complete(lease, progress={"from": "complete"}),
     "fail": lambda store, lease: store.fail(lease, error="boom", progress={"from": "fail"}),
     "release": lambda store, lease: store.release(lease, progress={"from": "release"}),
+    "mark_cancelled": lambda store, lease: store.mark_cancelled(
+        lease, progress={"from": "mark_cancelled"}
+    ),
 }
 """Every write fenced by a lease, by name, each leaving a trace if it lands."""
 

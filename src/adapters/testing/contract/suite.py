@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from adapters.testing.contract.absorb import AbsorbContract
 from adapters.testing.contract.backdoor_check import BackdoorContract
+from adapters.testing.contract.cancel import CancelContract
 from adapters.testing.contract.claim import ClaimContract
 from adapters.testing.contract.complete_and_claim import CompleteAndClaimContract
 from adapters.testing.contract.dedup_on_return import DedupOnReturnContract
@@ -21,6 +22,7 @@ from adapters.testing.contract.progress import ProgressSnapshotContract
 from adapters.testing.contract.purge import PurgeContract
 from adapters.testing.contract.recovery import RecoveryContract
 from adapters.testing.contract.release import ReleaseContract
+from adapters.testing.contract.requeue import RequeueContract
 from adapters.testing.contract.tokens import RefreshTokenContract
 
 __all__ = ["WorkQueueContractSuite"]
@@ -43,6 +45,8 @@ class WorkQueueContractSuite(
     PurgeContract,
     RefreshTokenContract,
     ListingContract,
+    CancelContract,
+    RequeueContract,
     AbsorbContract,
     LeaseDurationContract,
     ModelContract,

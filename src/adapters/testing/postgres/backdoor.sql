@@ -18,14 +18,14 @@ RETURNING id;
 -- name: read_item
 SELECT id, kind, payload::text AS payload, status, attempt, stalls, dedup_key, enqueued_at,
        started_at, heartbeat_at, lease_expires_at, finished_at, worker_id,
-       progress::text AS progress, error
+       progress::text AS progress, error, cancel_reason
 FROM work_items
 WHERE id = $1;
 
 -- name: all_items
 SELECT id, kind, payload::text AS payload, status, attempt, stalls, dedup_key, enqueued_at,
        started_at, heartbeat_at, lease_expires_at, finished_at, worker_id,
-       progress::text AS progress, error
+       progress::text AS progress, error, cancel_reason
 FROM work_items
 ORDER BY id;
 

@@ -1,0 +1,305 @@
+"""The view's actions: cancel and requeue as POSTs that need the admin token and this
+view's own origin; without a token the view is read-only and says so."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import pytest
+from web_world import WebWorld
+
+from domain import CancelOutcome, TokenCleanup, WorkStatus
+
+TOKEN = "an-admin-token-of-some-length"
+SAME_ORIGIN = {"origin": "http://view"}
+
+
+@pytest.fixture
+def world() -> WebWorld:
+    return WebWorld()
+
+
+async def queued(world: WebWorld) -> int:
+    return (await world.queue.enqueue(TokenCleanup())).id
+
+
+class TestWithoutAToken:
+    async def test_the_page_is_read_only_says_so_and_shows_no_form(self, world: WebWorld) -> None:
+        item_id = await queued(world)
+        async with world.client() as client:
+            html = (await client.get(f"/items/{item_id}")).text
+
+        assert "Read-only." in html
+        assert "set <code>WORKQUEUE_WEB_TOKEN</code> to enable cancel and requeue" in html
+        assert "<form" not in html
+
+    @pytest.mark.parametrize("verb", ["cancel", "requeue"])
+    async def test_every_post_is_refused_and_nothing_changes(
+        self, world: WebWorld, verb: str
+    ) -> None:
+        item_id = await queued(world)
+        async with world.client() as client:
+            response = await client.post(
+                f"/items/{item_id}/{verb}", data={"token": TOKEN}, headers=SAME_ORIGIN
+            )
+
+        assert response.status_code == 403
+        assert (
+            ">This view is read-only: set WORKQUEUE_WEB_TOKEN to enable cancel and requeue.<"
+            in response.text
+        )
+        assert [item.status for item in world.state.snapshot()] == [WorkStatus.QUEUED]
+
+
+class TestCancel:
+    async def test_a_live_item_has_the_cancel_form_and_no_read_only_banner(
+        self, world: WebWorld
+    ) -> None:
+        item_id = await queued(world)
+        async with world.client(token=TOKEN) as client:
+            html = (await client.get(f"/items/{item_id}")).text
+
+        assert f'action="/items/{item_id}/cancel"' in html
+        assert 'type="password" name="token"' in html
+        assert f'action="/items/{item_id}/requeue"' not in html
+        assert "Read-only." not in html
+
+    async def test_a_queued_item_is_cancelled_and_the_page_says_so(self, world: WebWorld) -> None:
+        item_id = await queued(world)
+        async with world.client(token=TOKEN) as client:
+            response = await client.post(
+                f"/items/{item_id}/cancel",
+                data={"token": TOKEN, "reason": "wrong <b>customer</b>"},
+                headers=SAME_ORIGIN,
+            )
+
+        assert response.status_code == 200
+        assert f"Cancelled item {item_id} (it was queued)." in response.text
+        item = world.state.read(item_id)
+        assert item is not None
+        assert (item.status, item.error) == (WorkStatus.CANCELLED, "wrong <b>customer</b>")
+        assert "wrong &lt;b&gt;customer&lt;/b&gt;" in response.text
+
+    async def test_each_action_is_logged_with_what_it_did(
+        self, world: WebWorld, caplog: pytest.LogCaptureFixture
+    ) -> None:
+        caplog.set_level(logging.INFO, logger="workqueue.web")
+        item_id = await queued(world)
+        async with world.client(token=TOKEN) as client:
+            await client.post(
+                f"/items/{item_id}/cancel", data={"token": TOKEN}, headers=SAME_ORIGIN
+            )
+
+        records = [r for r in caplog.records if r.name == "workqueue.web"]
+        assert [(r.levelname, r.getMessage()) for r in records] == [
+            ("INFO", f"web cancel of item {item_id}: cancelled item {item_id} (it was queued)")
+        ]
+        assert getattr(records[0], "item_id", None) == item_id
+
+    async def test_a_running_item_gets_the_request(self, world: WebWorld) -> None:
+        running = await world.running()
+        async with world.client(token=TOKEN) as client:
+            response = await client.post(
+                f"/items/{running.id}/cancel", data={"token": TOKEN}, headers=SAME_ORIGIN
+            )
+
+        assert response.status_code == 200
+        assert f"Cancel of item {running.id} requested" in response.text
+        item = world.state.read(running.id)
+        assert item is not None
+        assert (item.status, item.cancel_reason) == (
+            WorkStatus.RUNNING,
+            "cancelled by an operator",
+        )
+
+    async def test_a_finished_item_has_nothing_to_do(self, world: WebWorld) -> None:
+        failed = await world.failed("boom")
+        async with world.client(token=TOKEN) as client:
+            response = await client.post(
+                f"/items/{failed.id}/cancel", data={"token": TOKEN}, headers=SAME_ORIGIN
+            )
+
+        assert response.status_code == 409
+        assert f"Nothing to do: item {failed.id} already finished (failed)." in response.text
+
+    async def test_an_unknown_item_has_nothing_to_do(self, world: WebWorld) -> None:
+        async with world.client(token=TOKEN) as client:
+            response = await client.post(
+                "/items/77/cancel", data={"token": TOKEN}, headers=SAME_ORIGIN
+            )
+
+        assert response.status_code == 409
+        assert "Nothing to do: no item 77." in response.text
+        assert "<title>Not found" in response.text
+
+
+class TestRequeue:
+    async def test_a_failed_item_has_the_requeue_form_and_is_requeued(
+        self, world: WebWorld
+    ) -> None:
+        failed = await world.failed("boom")
+        async with world.client(token=TOKEN) as client:
+            html = (await client.get(f"/items/{failed.id}")).text
+            response = await client.post(
+                f"/items/{failed.id}/requeue", data={"token": TOKEN}, headers=SAME_ORIGIN
+            )
+
+        assert f'action="/items/{failed.id}/requeue"' in html
+        assert f'action="/items/{failed.id}/cancel"' not in html
+        assert response.status_code == 200
+        assert f"Requeued failed item {failed.id} as item {failed.id + 1}." in response.text
+        again = world.state.read(failed.id + 1)
+        assert again is not None
+        assert (again.status, again.kind) == (WorkStatus.QUEUED, "token_cleanup")
+
+    async def test_a_queued_item_is_refused(self, world: WebWorld) -> None:
+        item_id = await queued(world)
+        async with world.client(token=TOKEN) as client:
+            response = await client.post(
+                f"/items/{item_id}/requeue", data={"token": TOKEN}, headers=SAME_ORIGIN
+            )
+
+        assert response.status_code == 409
+        assert "only failed or cancelled items requeue" in response.text
+        assert len(world.state.items) == 1
+
+
+class TestTheChecks:
+    @pytest.mark.parametrize(
+        "form", [{}, {"token": ""}, {"token": "wrong"}, {"token": TOKEN + "x"}]
+    )
+    async def test_a_missing_or_wrong_token_is_refused(
+        self, world: WebWorld, form: dict[str, str]
+    ) -> None:
+        item_id = await queued(world)
+        async with world.client(token=TOKEN) as client:
+            response = await client.post(f"/items/{item_id}/cancel", data=form, headers=SAME_ORIGIN)
+
+        assert response.status_code == 403
+        assert ">Refused: the admin token is missing or wrong.<" in response.text
+        assert world.state.items[item_id].status is WorkStatus.QUEUED
+
+    @pytest.mark.parametrize(
+        "headers",
+        [
+            {},
+            {"origin": "http://evil.example"},
+            {"origin": "https://view"},
+            {"origin": "http://view:8081"},
+            {"referer": "http://evil.example/items/1"},
+            {"origin": "null"},
+        ],
+    )
+    async def test_a_post_from_another_origin_is_refused_even_with_the_token(
+        self, world: WebWorld, headers: dict[str, str]
+    ) -> None:
+        item_id = await queued(world)
+        async with world.client(token=TOKEN) as client:
+            response = await client.post(
+                f"/items/{item_id}/cancel", data={"token": TOKEN}, headers=headers
+            )
+
+        assert response.status_code == 403
+        assert ">Refused: the request did not come from this view&#39;s own page.<" in (
+            response.text
+        )
+        assert world.state.items[item_id].status is WorkStatus.QUEUED
+
+    async def test_a_referer_of_this_view_will_do_without_an_origin(self, world: WebWorld) -> None:
+        item_id = await queued(world)
+        async with world.client(token=TOKEN) as client:
+            response = await client.post(
+                f"/items/{item_id}/cancel",
+                data={"token": TOKEN},
+                headers={"referer": f"http://view/items/{item_id}"},
+            )
+
+        assert response.status_code == 200
+
+    async def test_a_form_with_a_charset_or_without_a_content_type_is_read(
+        self, world: WebWorld
+    ) -> None:
+        first, second = await queued(world), await queued(world)
+        body = f"token={TOKEN}&reason=r"
+        async with world.client(token=TOKEN) as client:
+            with_charset = await client.post(
+                f"/items/{first}/cancel",
+                content=body,
+                headers={
+                    **SAME_ORIGIN,
+                    "content-type": "application/x-www-form-urlencoded; charset=utf-8",
+                },
+            )
+            untyped = await client.post(
+                f"/items/{second}/cancel", content=body, headers=SAME_ORIGIN
+            )
+
+        assert (with_charset.status_code, untyped.status_code) == (200, 200)
+        assert world.state.items[first].error == "r"
+
+    @pytest.mark.parametrize(
+        ("content_type", "body"),
+        [
+            ("application/json", f'{{"token": "{TOKEN}"}}'.encode()),
+            ("multipart/form-data; boundary=x", f"token={TOKEN}".encode()),
+            ("application/x-www-form-urlencoded", f"token={TOKEN}".encode() + b"&r=\xff"),
+        ],
+    )
+    async def test_a_body_that_is_no_url_encoded_text_form_carries_no_token(
+        self, world: WebWorld, content_type: str, body: bytes
+    ) -> None:
+        item_id = await queued(world)
+        async with world.client(token=TOKEN) as client:
+            response = await client.post(
+                f"/items/{item_id}/cancel",
+                content=body,
+                headers={**SAME_ORIGIN, "content-type": content_type},
+            )
+
+        assert response.status_code == 403
+        assert world.state.items[item_id].status is WorkStatus.QUEUED
+
+    async def test_a_get_does_nothing(self, world: WebWorld) -> None:
+        item_id = await queued(world)
+        async with world.client(token=TOKEN) as client:
+            response = await client.get(f"/items/{item_id}/cancel")
+
+        assert response.status_code == 405
+        assert world.state.items[item_id].status is WorkStatus.QUEUED
+
+    async def test_a_role_that_may_only_read_gets_a_clear_refusal(self, world: WebWorld) -> None:
+        class Denied(Exception):
+            sqlstate = "42501"
+
+        class ReadOnlyRole:
+            def __getattr__(self, name: str) -> Any:
+                async def refuse(*args: Any, **kwargs: Any) -> CancelOutcome:
+                    raise Denied("permission denied for table work_items")
+
+                return refuse
+
+        item_id = await queued(world)
+        store: Any = ReadOnlyRole()
+        async with world.client(token=TOKEN, store=store) as client:
+            response = await client.post(
+                f"/items/{item_id}/cancel", data={"token": TOKEN}, headers=SAME_ORIGIN
+            )
+
+        assert response.status_code == 403
+        assert "The view&#39;s database role may only read" in response.text
+
+    async def test_another_error_of_the_store_is_not_taken_for_a_refusal(
+        self, world: WebWorld
+    ) -> None:
+        item_id = await queued(world)
+        store: Any = type("Broken", (), {"cancel": _raises_runtime_error})()
+        async with world.client(token=TOKEN, store=store) as client:
+            with pytest.raises(RuntimeError, match="disk on fire"):
+                await client.post(
+                    f"/items/{item_id}/cancel", data={"token": TOKEN}, headers=SAME_ORIGIN
+                )
+
+
+async def _raises_runtime_error(*args: Any, **kwargs: Any) -> CancelOutcome:
+    raise RuntimeError("disk on fire")
