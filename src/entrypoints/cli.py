@@ -62,9 +62,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
 
     commands.add_parser("migrate", help="apply pending migrations and say which")
+    _app_option(worker)
 
     status = commands.add_parser("status", help="show counts, live items and recent failures")
     status.add_argument("--json", action="store_true", help="print one JSON document")
+    _app_option(status)
 
     enqueue = commands.add_parser("enqueue", help="enqueue one item of KIND")
     enqueue.add_argument("kind", metavar="KIND", help="the kind, e.g. token_cleanup")
@@ -76,6 +78,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="KEY",
         help="absorb this enqueue into a queued item of KIND with the same key",
     )
+    _app_option(enqueue)
 
     web = commands.add_parser(
         "web", help="serve the read-only admin page, its JSON API, /metrics, /healthz"
@@ -87,6 +90,21 @@ def build_parser() -> argparse.ArgumentParser:
         "--port", type=int, help="port to listen on (default: WORKQUEUE_WEB_PORT, else 8080)"
     )
     return parser
+
+
+def _app_option(command: argparse.ArgumentParser) -> None:
+    command.add_argument(
+        "--app",
+        metavar="MODULE[:ATTRIBUTE]",
+        help="the application (a WorkQueueApp) whose kinds join the built-in ones "
+        "(default: WORKQUEUE_APP)",
+    )
+
+
+def _settings_overrides(args: argparse.Namespace) -> dict[str, str]:
+    """The settings given as options; each wins over its WORKQUEUE_* variable."""
+    overrides = {"log_format": getattr(args, "log_format", None), "app": getattr(args, "app", None)}
+    return {name: value for name, value in overrides.items() if value is not None}
 
 
 def _command(
@@ -152,10 +170,8 @@ def main(
         # argparse has printed usage (or help); keep its status, 2 or 0.
         return ExitStatus(int(exit_.code or 0))
 
-    # Only `worker` has --log-format; given, it wins over WORKQUEUE_LOG_FORMAT.
-    log_format = getattr(args, "log_format", None)
     try:
-        settings = load_settings(log_format=log_format) if log_format else load_settings()
+        settings = load_settings(**_settings_overrides(args))
     except SettingsError as error:
         _fail(str(error), err)
         return ExitStatus.USAGE

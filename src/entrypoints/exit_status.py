@@ -5,7 +5,8 @@
   embedded PostgreSQL cannot start, the kind registry is incomplete, the web
   view cannot listen on its address.
 - 2: bad usage or input: unknown command or option, bad settings, an unknown
-  kind, a payload or dedup key that does not validate. Nothing was written.
+  kind, a payload or dedup key that does not validate, an application (``--app``)
+  that cannot be imported or declares no kinds. Nothing was written.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from domain import (
     UnknownKindError,
 )
 from entrypoints.web.listen import ListenError
+from entrypoints.worker.app import AppLoadError
 from entrypoints.worker.database import DatabaseUnreachableError
 from entrypoints.worker.embedded import EmbeddedDatabaseError
 from entrypoints.worker.settings import SettingsError
@@ -35,6 +37,7 @@ class ExitStatus(IntEnum):
 
 
 _USAGE_ERRORS: tuple[type[Exception], ...] = (
+    AppLoadError,
     SettingsError,
     UnknownKindError,
     InvalidPayloadError,

@@ -14,10 +14,11 @@ never this module's wiring.
 
 from __future__ import annotations
 
+from typing import Any
+
 from dependency_injector import containers, providers
 
-from application.registry import KindRegistry
-from domain import WorkKind
+from application.registry import KindCatalog
 from entrypoints.web.app import create_app
 from entrypoints.web.overview import OverviewReader
 from entrypoints.web.reads import WebServices
@@ -26,8 +27,8 @@ from entrypoints.worker.container import WorkerContainer
 __all__ = ["WebContainer", "build_web_container"]
 
 
-def _kind_names(registry: KindRegistry[WorkKind]) -> frozenset[str]:
-    return registry.kinds
+def _kind_names(catalog: KindCatalog[Any]) -> frozenset[str]:
+    return catalog.kinds
 
 
 class WebContainer(containers.DeclarativeContainer):
@@ -39,7 +40,7 @@ class WebContainer(containers.DeclarativeContainer):
         OverviewReader,
         core.work_monitor,
         core.clock,
-        kinds=providers.Callable(_kind_names, core.registry),
+        kinds=providers.Callable(_kind_names, core.catalog),
     )
     services = providers.Singleton(
         WebServices,

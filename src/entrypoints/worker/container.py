@@ -26,10 +26,11 @@ from adapters.postgres import PostgresRefreshTokenStore, PostgresWorkMonitor
 from application.execution import ExecutorSettings
 from application.executor import WorkExecutor
 from application.recovery import LeaseRecovery
-from application.registry import KindRegistry
+from application.registry import KindCatalog, KindRegistry
 from application.scheduler import WorkScheduler
 from application.worker import Worker
-from domain import TokenCleanup, WorkItemRetention, WorkKind, WorkSchedule
+from domain import TokenCleanup, WorkItemRetention, WorkSchedule
+from entrypoints.worker.app import WorkerResources, WorkQueueApp, load_app
 from entrypoints.worker.database import (
     open_database,
     open_notifications,
@@ -39,6 +40,12 @@ from entrypoints.worker.database import (
 )
 from entrypoints.worker.handlers import TokenCleanupHandler, WorkItemRetentionHandler
 from entrypoints.worker.schema import PostgresSchema
+from entrypoints.worker.served_kinds import (
+    served_handlers,
+    served_kinds,
+    served_payloads,
+    served_schedules,
+)
 from entrypoints.worker.settings import WorkerSettings
 
 __all__ = ["WorkerContainer", "build_container", "provide", "shutdown_resources"]
@@ -46,6 +53,10 @@ __all__ = ["WorkerContainer", "build_container", "provide", "shutdown_resources"
 T = TypeVar("T")
 
 logger = logging.getLogger("workqueue.container")
+
+
+def _resources_needed(app: WorkQueueApp) -> str:
+    return "needed" if app.handlers else "none"
 
 
 class WorkerContainer(containers.DeclarativeContainer):
@@ -82,11 +93,22 @@ class WorkerContainer(containers.DeclarativeContainer):
     work_monitor = providers.Singleton(PostgresWorkMonitor, pool)
     notifications = providers.Resource(open_notifications, database)
 
-    payload_types = providers.List(
-        providers.Object(TokenCleanup),
-        providers.Object(WorkItemRetention),
+    # The application named by WORKQUEUE_APP (--app), imported on first use; without
+    # one, NO_APP: the built-in kinds alone.
+    app = providers.Singleton(load_app, settings.provided.app)
+    # What the application's handler factories are given. Built only for an
+    # application with handlers: an in-memory test world has no pool to give.
+    resources = providers.Selector(
+        providers.Callable(_resources_needed, app),
+        needed=providers.Singleton(
+            WorkerResources, pool=pool, queue=work_queue, clock=clock, settings=settings
+        ),
+        none=providers.Object(None),
     )
-    handlers = providers.List(
+
+    kinds = providers.Callable(served_kinds, app)
+    payload_types = providers.Callable(served_payloads, app)
+    built_in_handlers = providers.List(
         providers.Singleton(
             TokenCleanupHandler,
             refresh_tokens,
@@ -101,7 +123,8 @@ class WorkerContainer(containers.DeclarativeContainer):
             batch_size=settings.provided.retention_batch_size,
         ),
     )
-    schedules = providers.List(
+    handlers = providers.Singleton(served_handlers, app, built_in_handlers, resources)
+    built_in_schedules = providers.List(
         providers.Singleton(
             WorkSchedule,
             payload=providers.Singleton(TokenCleanup),
@@ -113,9 +136,11 @@ class WorkerContainer(containers.DeclarativeContainer):
             interval=settings.provided.retention_interval,
         ),
     )
-    registry = providers.Singleton(
-        KindRegistry, providers.Object(WorkKind), payload_types, handlers
-    )
+    schedules = providers.Singleton(served_schedules, app, built_in_schedules)
+    # The payload half, with no handler built and so no database reached: what
+    # `enqueue` validates against and `status` names.
+    catalog = providers.Singleton(KindCatalog, kinds, payload_types)
+    registry = providers.Singleton(KindRegistry, kinds, payload_types, handlers, schedules)
 
     executor_settings = providers.Singleton(
         ExecutorSettings,

@@ -156,12 +156,23 @@ def _storable_worker_id(value: str) -> str:
     return value
 
 
+def _module_and_attribute(value: str | None) -> str | None:
+    if value is None:
+        return None
+    module, colon, attribute = value.strip().partition(":")
+    names = [*module.split("."), *([attribute] if colon else [])]
+    if not all(name.isidentifier() for name in names):
+        raise ValueError("must be MODULE[:ATTRIBUTE], e.g. myapp.work:app")
+    return value.strip()
+
+
 _DatabaseUrl = Annotated[SecretStr | None, AfterValidator(_checked_database_url)]
 _Count = Annotated[int, AfterValidator(_count_in_range)]
 _Heartbeat = Annotated[PositiveDuration, AfterValidator(_heartbeat_renews_before_the_lease_ends)]
 _PoolMaxSize = Annotated[_Count, AfterValidator(_pool_holds_its_minimum)]
 _LogLevel = Annotated[str, AfterValidator(_known_log_level)]
 _WorkerId = Annotated[str, AfterValidator(_storable_worker_id)]
+_AppReference = Annotated[str | None, AfterValidator(_module_and_attribute)]
 
 
 class WorkerSettings(BaseSettings):
@@ -184,6 +195,9 @@ class WorkerSettings(BaseSettings):
         validate_default=True,
     )
 
+    # Read by the container (entrypoints.worker.app.load_app): the application whose
+    # kinds the worker, `enqueue` and `status` serve beside the built-in ones.
+    app: _AppReference = None
     # Read by the CLI to choose the database: unset starts the embedded PostgreSQL.
     database_url: _DatabaseUrl = None
     # Read by the embedded PostgreSQL (entrypoints.worker.embedded) when database_url is unset.

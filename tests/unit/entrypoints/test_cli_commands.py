@@ -324,6 +324,7 @@ options:
 """,
     ("worker",): """\
 usage: workqueue worker [-h] [--no-migrate] [--log-format {text,json}]
+                        [--app MODULE[:ATTRIBUTE]]
 
 options:
   -h, --help            show this help message and exit
@@ -332,6 +333,9 @@ options:
   --log-format {text,json}
                         log line format (default: WORKQUEUE_LOG_FORMAT, else
                         text)
+  --app MODULE[:ATTRIBUTE]
+                        the application (a WorkQueueApp) whose kinds join the
+                        built-in ones (default: WORKQUEUE_APP)
 """,
     ("migrate",): """\
 usage: workqueue migrate [-h]
@@ -340,23 +344,31 @@ options:
   -h, --help  show this help message and exit
 """,
     ("status",): """\
-usage: workqueue status [-h] [--json]
+usage: workqueue status [-h] [--json] [--app MODULE[:ATTRIBUTE]]
 
 options:
-  -h, --help  show this help message and exit
-  --json      print one JSON document
+  -h, --help            show this help message and exit
+  --json                print one JSON document
+  --app MODULE[:ATTRIBUTE]
+                        the application (a WorkQueueApp) whose kinds join the
+                        built-in ones (default: WORKQUEUE_APP)
 """,
     ("enqueue",): """\
-usage: workqueue enqueue [-h] [--payload JSON] [--dedup-key KEY] KIND
+usage: workqueue enqueue [-h] [--payload JSON] [--dedup-key KEY]
+                         [--app MODULE[:ATTRIBUTE]]
+                         KIND
 
 positional arguments:
-  KIND             the kind, e.g. token_cleanup
+  KIND                  the kind, e.g. token_cleanup
 
 options:
-  -h, --help       show this help message and exit
-  --payload JSON   the payload as JSON (default: {})
-  --dedup-key KEY  absorb this enqueue into a queued item of KIND with the
-                   same key
+  -h, --help            show this help message and exit
+  --payload JSON        the payload as JSON (default: {})
+  --dedup-key KEY       absorb this enqueue into a queued item of KIND with
+                        the same key
+  --app MODULE[:ATTRIBUTE]
+                        the application (a WorkQueueApp) whose kinds join the
+                        built-in ones (default: WORKQUEUE_APP)
 """,
     ("web",): """\
 usage: workqueue web [-h] [--host HOST] [--port PORT]

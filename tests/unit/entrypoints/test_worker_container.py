@@ -325,7 +325,7 @@ def test_every_other_setting_reaches_the_argument_it_sets_with_its_own_type() ->
 
     database = {name: value() for name, value in container.database.kwargs.items()}
     pool = {name: container.pool.kwargs[name]() for name in ("min_size", "max_size", "attempts")}
-    token_cleanup, retention = container.handlers.args
+    token_cleanup, retention = container.built_in_handlers.args
 
     assert database == {
         "database_url": settings.database_url,
