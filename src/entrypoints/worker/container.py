@@ -106,8 +106,14 @@ class WorkerContainer(containers.DeclarativeContainer):
         none=providers.Object(None),
     )
 
+    # The built-in kinds: WorkKind's members, each with a payload, a handler and
+    # (if periodic) a schedule in the lists below (README, "Adding a kind").
     kinds = providers.Callable(served_kinds, app)
-    payload_types = providers.Callable(served_payloads, app)
+    built_in_payloads = providers.List(
+        providers.Object(TokenCleanup),
+        providers.Object(WorkItemRetention),
+    )
+    payload_types = providers.Callable(served_payloads, app, built_in_payloads)
     built_in_handlers = providers.List(
         providers.Singleton(
             TokenCleanupHandler,

@@ -11,20 +11,16 @@ from collections.abc import Sequence
 from enum import Enum
 from typing import Any
 
-from domain import TokenCleanup, WorkHandler, WorkItemRetention, WorkKind, WorkPayload, WorkSchedule
+from domain import WorkHandler, WorkKind, WorkPayload, WorkSchedule
 from entrypoints.worker.app import WorkerResources, WorkQueueApp
 
 __all__ = [
-    "BUILT_IN_PAYLOADS",
     "built_in_kinds",
     "served_handlers",
     "served_kinds",
     "served_payloads",
     "served_schedules",
 ]
-
-BUILT_IN_PAYLOADS: tuple[type[WorkPayload], ...] = (TokenCleanup, WorkItemRetention)
-"""The payload model of every built-in kind."""
 
 
 def built_in_kinds(app: WorkQueueApp) -> list[WorkKind]:
@@ -37,10 +33,12 @@ def served_kinds(app: WorkQueueApp) -> list[type[Enum] | Enum]:
     return [*built_in_kinds(app), *app.kinds]
 
 
-def served_payloads(app: WorkQueueApp) -> list[type[WorkPayload]]:
-    """The payload models of :func:`served_kinds`."""
+def served_payloads(
+    app: WorkQueueApp, built_in: Sequence[type[WorkPayload]]
+) -> list[type[WorkPayload]]:
+    """The built-in payload models of the kinds kept, then ``app``'s."""
     kept = built_in_kinds(app)
-    return [*(payload for payload in BUILT_IN_PAYLOADS if payload.kind in kept), *app.payloads]
+    return [*(payload for payload in built_in if payload.kind in kept), *app.payloads]
 
 
 def served_handlers(

@@ -12,15 +12,13 @@ from pathlib import Path
 
 import pytest
 from dependency_injector import providers
-from worker_world import WorkerWorld
+from worker_world import PRODUCTION_KINDS, WorkerWorld, periodic_kinds
 
-from domain import WorkKind, WorkStatus, kind_name
+from domain import WorkStatus
 from entrypoints.worker.app import NO_APP, AppLoadError, WorkQueueApp, load_app
 from entrypoints.worker.container import WorkerContainer, provide
 from entrypoints.worker.run import run_worker
 from entrypoints.worker.settings import WorkerSettings
-
-BUILT_IN = sorted(kind_name(kind) for kind in WorkKind)
 
 APPLICATION = """
 from __future__ import annotations
@@ -204,9 +202,11 @@ class TestServing:
         registry = await provide(container.registry)
         schedules = await provide(container.schedules)
 
-        assert sorted(registry.kinds) == sorted(["mow", "water", *BUILT_IN])
+        assert sorted(registry.kinds) == sorted(["mow", "water", *PRODUCTION_KINDS])
         assert registry.handler("mow").resources.pool == "the pool"  # type: ignore[attr-defined]
-        assert sorted(schedule.kind for schedule in schedules) == sorted(["water", *BUILT_IN])
+        assert sorted(schedule.kind for schedule in schedules) == sorted(
+            ["water", *periodic_kinds()]
+        )
 
     async def test_an_application_without_refresh_tokens_serves_no_token_cleanup(
         self, world: WorkerWorld
@@ -216,8 +216,11 @@ class TestServing:
         registry = await provide(container.registry)
         schedules = await provide(container.schedules)
 
-        assert sorted(registry.kinds) == ["mow", "water", "work_item_retention"]
-        assert [schedule.kind for schedule in schedules] == ["work_item_retention"]
+        without = [kind for kind in PRODUCTION_KINDS if kind != "token_cleanup"]
+        assert sorted(registry.kinds) == sorted(["mow", "water", *without])
+        assert sorted(schedule.kind for schedule in schedules) == [
+            kind for kind in periodic_kinds() if kind != "token_cleanup"
+        ]
 
     async def test_one_worker_runs_the_applications_items_and_the_built_in_ones(
         self, world: WorkerWorld
@@ -227,7 +230,7 @@ class TestServing:
         await world.clock.settle()
 
         finished = {item.kind: item.status for item in world.state.snapshot()}
-        assert finished == dict.fromkeys(["water", *BUILT_IN], WorkStatus.SUCCEEDED)
+        assert finished == dict.fromkeys(["water", *periodic_kinds()], WorkStatus.SUCCEEDED)
         (await provide(container.worker)).stop()
         await running
 
@@ -275,7 +278,7 @@ class TestServing:
         run = world.cli("status", "--app", "garden", container_factory=with_app(world))
 
         assert run.status == 0, run.err
-        for kind in ["mow", "water", *BUILT_IN]:
+        for kind in ["mow", "water", *PRODUCTION_KINDS]:
             assert kind in run.out
 
     def test_an_app_setting_that_is_no_module_name_is_a_usage_error(

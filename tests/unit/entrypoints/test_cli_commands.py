@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 import uvloop
 from dependency_injector import providers
-from worker_world import SECRET, WorkerWorld
+from worker_world import PRODUCTION_KINDS, SECRET, WorkerWorld
 
 from adapters.memory import InMemoryRefreshTokenStore
 from adapters.postgres import SchemaNotCurrentError
@@ -88,7 +88,7 @@ class TestEnqueue:
             ),
             (
                 ["invoice_run"],
-                "unknown kind 'invoice_run' (known kinds: token_cleanup, work_item_retention)",
+                f"unknown kind 'invoice_run' (known kinds: {', '.join(PRODUCTION_KINDS)})",
             ),
             (["token_cleanup", "--dedup-key", "  "], "dedup key must not be empty or blank"),
             (

@@ -11,7 +11,7 @@ from types import SimpleNamespace
 import pytest
 from jinja2 import UndefinedError
 from web_world import KINDS, WebWorld
-from worker_world import WorkerWorld
+from worker_world import PRODUCTION_KINDS, WorkerWorld
 
 from domain import StoreUnavailableError, TokenCleanup, WorkItem, WorkStatus
 from entrypoints.exit_status import ExitStatus, exit_status_for
@@ -241,7 +241,7 @@ class TestWiring:
         overview = await reader.read()
 
         assert await provide(web.app) is app
-        assert sorted(overview.counts) == ["token_cleanup", "work_item_retention"]
+        assert sorted(overview.counts) == PRODUCTION_KINDS
         assert overview.counts["token_cleanup"][WorkStatus.QUEUED] == 1
         services = app.state.services
         assert services.overview is reader

@@ -18,6 +18,7 @@ from entrypoints.web.overview import OverviewReader
 from entrypoints.web.reads import WebServices
 
 LEASE = timedelta(seconds=60)
+# The kinds the overview is given: its input, not the production list.
 KINDS = ("token_cleanup", "work_item_retention")
 
 
