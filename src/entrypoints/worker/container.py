@@ -15,6 +15,7 @@ pool's connections) and the listener are resources: opened on first use, closed 
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 import logging
 from typing import TypeVar
@@ -189,12 +190,46 @@ async def provide(provider: providers.Provider[T]) -> T:
     A provider that depends on an async resource (the pool) returns an awaitable;
     the same provider with its dependencies overridden by plain objects does not.
     Callers need not know which.
+
+    Cancelled while waiting (Ctrl-C, a stop signal during start-up), it cancels
+    the tasks that building started too: a pool still retrying an unreachable
+    database gives up at once instead of retrying on behind the exit.
     """
+    before = asyncio.all_tasks()
     provided = provider()
-    if inspect.isawaitable(provided):
-        awaited: T = await provided
-        return awaited
-    return provided
+    if not inspect.isawaitable(provided):
+        return provided
+    started = asyncio.all_tasks() - before
+    building = asyncio.ensure_future(provided)
+    try:
+        # Shielded: a future of the framework's cancelled while its tasks still
+        # run makes it log an error, with a traceback, when they end.
+        awaited: T = await asyncio.shield(building)
+    except asyncio.CancelledError:
+        await _abandon(building, started)
+        raise
+    return awaited
+
+
+# How long an abandoned build may take to settle once its tasks are cancelled.
+_ABANDON_GRACE_SECONDS = 1.0
+
+
+async def _abandon(building: asyncio.Future[object], started: set[asyncio.Task[object]]) -> None:
+    """Cancel what building started, and let the framework settle its future.
+
+    The resources turn their cancellation into an error of their own (see
+    ``open_pool``), which the framework passes up its chain of futures; a
+    cancellation itself would escape its callbacks as a logged traceback.
+    """
+    for task in started:
+        task.cancel()
+    await asyncio.gather(*started, return_exceptions=True)
+    await asyncio.wait({building}, timeout=_ABANDON_GRACE_SECONDS)
+    if not building.done():
+        building.cancel()
+    elif not building.cancelled():
+        building.exception()  # retrieved: its failure is the cancellation's doing
 
 
 async def shutdown_resources(container: WorkerContainer) -> None:

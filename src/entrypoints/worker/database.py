@@ -122,33 +122,69 @@ async def open_pool(
     ``clock`` between tries; any other error (a wrong password, a missing
     database) is not going to improve and ends the attempts at once.
 
-    :raises DatabaseUnreachableError: when no attempt succeeds.
+    Each retry is announced (``retrying (2/5) in 0.5 s``), so a user knows why
+    nothing happens yet. Cancelled meanwhile (Ctrl-C), it stops trying at once and
+    raises, an ordinary error rather than the cancellation: the container's
+    framework reports a cancelled resource with a traceback, and the caller is
+    being cancelled anyway.
+
+    :raises DatabaseUnreachableError: when no attempt succeeds, or the attempts
+        were interrupted.
     """
+    try:
+        pool = await _connect(
+            database, clock=clock, min_size=min_size, max_size=max_size, attempts=attempts
+        )
+    except asyncio.CancelledError:
+        raise DatabaseUnreachableError(
+            f"connecting to the database {database.shown} was interrupted"
+        ) from None
+    try:
+        yield pool
+    finally:
+        await pool.close()
+
+
+async def _connect(
+    database: DatabaseTarget, *, clock: Clock, min_size: int, max_size: int, attempts: int
+) -> asyncpg.Pool:
     delays = retry_delays(attempts)
-    # Ends in the break, or in the raise once the attempts are used up.
+    # Ends in the return, or in the raise once the attempts are used up.
     for attempt in itertools.count(1):
         try:
-            pool = await create_pool(
+            return await create_pool(
                 database.dsn,
                 min_size=min_size,
                 max_size=max_size,
                 timeout=CONNECT_TIMEOUT_SECONDS,
             )
-            break
         except Exception as error:
             retryable = is_connection_loss(error) or isinstance(error, TimeoutError)
+            reason = _reason(error)
             if retryable and attempt < attempts:
-                await clock.sleep(delays[attempt - 1])
+                delay = delays[attempt - 1]
+                logger.warning(
+                    "cannot reach the database %s (%s); retrying (%d/%d) in %s s",
+                    database.shown,
+                    mask_url_passwords(reason),
+                    attempt + 1,
+                    attempts,
+                    delay,
+                    extra={"attempt": attempt + 1, "attempts": attempts},
+                )
+                await clock.sleep(delay)
                 continue
-            reason = " ".join(f"{type(error).__name__}: {error}".split())
             tried = f" after {attempt} attempts" if attempt > 1 else ""
             raise DatabaseUnreachableError(
                 mask_url_passwords(f"cannot reach the database {database.shown}{tried}: {reason}")
             ) from error
-    try:
-        yield pool
-    finally:
-        await pool.close()
+    raise AssertionError("unreachable")  # pragma: no cover - itertools.count never ends
+
+
+def _reason(error: Exception) -> str:
+    """``Type: message`` on one line; the type alone when there is no message."""
+    message = " ".join(str(error).split())
+    return f"{type(error).__name__}: {message}" if message else type(error).__name__
 
 
 async def open_work_store(pool: asyncpg.Pool, clock: Clock) -> AsyncIterator[PostgresWorkStore]:
