@@ -21,8 +21,6 @@ import sys
 from collections.abc import Callable, Coroutine, Sequence
 from typing import Any, TextIO
 
-import uvloop
-
 from entrypoints.commands import enqueue_work, migrate_database, show_status
 from entrypoints.exit_status import ExitStatus, exit_status_for
 from entrypoints.worker.container import WorkerContainer, build_container, shutdown_resources
@@ -141,6 +139,15 @@ async def _run(
         await shutdown_resources(container)
 
 
+def _worker_loop_factory() -> Callable[[], asyncio.AbstractEventLoop] | None:
+    """uvloop's loop when the `uvloop` extra is installed, else None: the default loop."""
+    try:
+        import uvloop
+    except ImportError:
+        return None
+    return uvloop.new_event_loop
+
+
 def _fail(message: str, err: TextIO) -> None:
     # One line, whatever the error said: an operator greps for it, a script reads it.
     line = " ".join(mask_url_passwords(message).split())
@@ -182,7 +189,7 @@ def main(
         # The worker runs on uvloop: each item is a few database round trips, and
         # asyncpg spends about half the client time per round trip there that it
         # does on the default loop. The short commands keep the default loop.
-        loop_factory = uvloop.new_event_loop if args.command == "worker" else None
+        loop_factory = _worker_loop_factory() if args.command == "worker" else None
         with asyncio.Runner(loop_factory=loop_factory) as runner:
             runner.run(_run(args, container, settings, out))
     except BrokenPipeError:

@@ -655,6 +655,19 @@ def test_the_worker_runs_on_uvloop(world: WorkerWorld) -> None:
     assert worker.loop_type is uvloop.Loop
 
 
+def test_without_the_uvloop_extra_the_worker_runs_on_the_default_loop(
+    world: WorkerWorld, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "uvloop", None)  # import uvloop raises ImportError
+    worker = LoopRecordingWorker()
+
+    status = main(["worker"], container_factory=with_a_stopped_worker(world, worker))
+
+    assert status == 0
+    assert worker.loop_type is not uvloop.Loop
+    assert issubclass(worker.loop_type, asyncio.BaseEventLoop)
+
+
 def test_the_short_commands_run_on_the_default_event_loop(
     world: WorkerWorld, monkeypatch: pytest.MonkeyPatch
 ) -> None:
