@@ -114,6 +114,23 @@ class TestSeveralEnums:
         with pytest.raises(KindRegistryError, match="'sweep' is neither a kind enum nor one"):
             KindRegistry([Garden, "sweep"], [Mow], [MowHandler()])  # type: ignore[list-item]
 
+    def test_an_enum_without_members_is_still_the_enum_served(self) -> None:
+        class Empty(StrEnum):
+            pass
+
+        registry = KindRegistry(Empty, [], [])
+
+        assert (registry.kinds, registry.kind_enums) == (frozenset(), (Empty,))
+
+    def test_no_kinds_at_all_refuses_every_payload_saying_so(self) -> None:
+        with pytest.raises(KindRegistryError) as refused:
+            KindRegistry([], [Mow], [])
+
+        assert str(refused.value) == (
+            "cannot build the kind registry for no kind enum: payload Mow is of kind "
+            "<Garden.MOW: 'mow'>, which is not a member of no kind enum"
+        )
+
 
 class TestSchedules:
     def test_a_schedule_of_a_kind_served_is_accepted(self) -> None:
