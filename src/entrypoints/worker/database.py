@@ -10,7 +10,6 @@ with one line (:class:`DatabaseUnreachableError`) rather than hanging.
 from __future__ import annotations
 
 import asyncio
-import itertools
 import logging
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
@@ -149,36 +148,41 @@ async def _connect(
     database: DatabaseTarget, *, clock: Clock, min_size: int, max_size: int, attempts: int
 ) -> asyncpg.Pool:
     delays = retry_delays(attempts)
-    # Ends in the return, or in the raise once the attempts are used up.
-    for attempt in itertools.count(1):
+    for attempt, delay in enumerate(delays, start=1):
         try:
-            return await create_pool(
-                database.dsn,
-                min_size=min_size,
-                max_size=max_size,
-                timeout=CONNECT_TIMEOUT_SECONDS,
-            )
+            return await _create_pool(database, min_size=min_size, max_size=max_size)
         except Exception as error:
-            retryable = is_connection_loss(error) or isinstance(error, TimeoutError)
-            reason = _reason(error)
-            if retryable and attempt < attempts:
-                delay = delays[attempt - 1]
-                logger.warning(
-                    "cannot reach the database %s (%s); retrying (%d/%d) in %s s",
-                    database.shown,
-                    mask_url_passwords(reason),
-                    attempt + 1,
-                    attempts,
-                    delay,
-                    extra={"attempt": attempt + 1, "attempts": attempts},
-                )
-                await clock.sleep(delay)
-                continue
-            tried = f" after {attempt} attempts" if attempt > 1 else ""
-            raise DatabaseUnreachableError(
-                mask_url_passwords(f"cannot reach the database {database.shown}{tried}: {reason}")
-            ) from error
-    raise AssertionError("unreachable")  # pragma: no cover - itertools.count never ends
+            if not (is_connection_loss(error) or isinstance(error, TimeoutError)):
+                raise _unreachable(database, attempt, error) from error
+            logger.warning(
+                "cannot reach the database %s (%s); retrying (%d/%d) in %s s",
+                database.shown,
+                mask_url_passwords(_reason(error)),
+                attempt + 1,
+                attempts,
+                delay,
+                extra={"attempt": attempt + 1, "attempts": attempts},
+            )
+            await clock.sleep(delay)
+    try:
+        return await _create_pool(database, min_size=min_size, max_size=max_size)
+    except Exception as error:
+        raise _unreachable(database, len(delays) + 1, error) from error
+
+
+async def _create_pool(database: DatabaseTarget, *, min_size: int, max_size: int) -> asyncpg.Pool:
+    return await create_pool(
+        database.dsn, min_size=min_size, max_size=max_size, timeout=CONNECT_TIMEOUT_SECONDS
+    )
+
+
+def _unreachable(
+    database: DatabaseTarget, attempt: int, error: Exception
+) -> DatabaseUnreachableError:
+    tried = f" after {attempt} attempts" if attempt > 1 else ""
+    return DatabaseUnreachableError(
+        mask_url_passwords(f"cannot reach the database {database.shown}{tried}: {_reason(error)}")
+    )
 
 
 def _reason(error: Exception) -> str:

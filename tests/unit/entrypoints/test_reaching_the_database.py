@@ -330,6 +330,10 @@ async def test_each_retry_is_announced_with_its_number_and_the_wait(
             "(TimeoutError); retrying (3/3) in 1.0 s",
         ),
     ]
+    assert [(r.__dict__["attempt"], r.__dict__["attempts"]) for r in caplog.records] == [
+        (2, 3),
+        (3, 3),
+    ]
     await opening.aclose()
 
 
