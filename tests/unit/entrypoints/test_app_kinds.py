@@ -151,6 +151,16 @@ class TestLoading:
     def test_an_attribute_after_a_colon_is_read_instead(self) -> None:
         assert load_app("garden:no_tokens").token_cleanup is False
 
+    def test_the_current_directory_is_searched_before_the_rest_of_the_path(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        elsewhere = tmp_path / "elsewhere"
+        elsewhere.mkdir()
+        (elsewhere / "garden.py").write_text("app = None\n")
+        monkeypatch.setattr(sys, "path", [str(elsewhere), *sys.path])
+
+        assert isinstance(load_app("garden"), WorkQueueApp)
+
     def test_no_reference_is_no_application(self) -> None:
         assert load_app(None) is NO_APP
 
