@@ -99,10 +99,14 @@ def _app_option(command: argparse.ArgumentParser) -> None:
     )
 
 
-def _settings_overrides(args: argparse.Namespace) -> dict[str, str]:
-    """The settings given as options; each wins over its WORKQUEUE_* variable."""
-    overrides = {"log_format": getattr(args, "log_format", None), "app": getattr(args, "app", None)}
-    return {name: value for name, value in overrides.items() if value is not None}
+def _settings_overrides(args: argparse.Namespace) -> dict[str, object]:
+    """The options that are settings (--log-format, --app) and were given: each wins
+    over its WORKQUEUE_* variable. An option is a setting when its name is a field's."""
+    return {
+        name: value
+        for name, value in vars(args).items()
+        if name in WorkerSettings.model_fields and value is not None
+    }
 
 
 def _command(

@@ -284,6 +284,15 @@ class TestServing:
 
         assert (run.status, run.out) == (0, "created item 1 (water)\n")
 
+    def test_the_option_wins_over_the_setting(
+        self, world: WorkerWorld, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        monkeypatch.setenv("WORKQUEUE_APP", "garden:no_kinds")
+
+        run = world.cli("enqueue", "water", "--app", "garden", container_factory=with_app(world))
+
+        assert (run.status, run.out, run.err) == (0, "created item 1 (water)\n", "")
+
     def test_status_names_the_applications_kinds(self, world: WorkerWorld) -> None:
         run = world.cli("status", "--app", "garden", container_factory=with_app(world))
 
