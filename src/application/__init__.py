@@ -22,7 +22,7 @@ from application.execution import (
 )
 from application.executor import WorkExecutor
 from application.recovery import DEFAULT_MAX_STALLS, LeaseRecovery
-from application.registry import KindRegistry, describe_validation_error
+from application.registry import KindCatalog, KindRegistry, Kinds, describe_validation_error
 from application.requeue import REQUEUABLE_STATUSES, requeue
 from application.scheduler import ScheduleOutcome, ScheduleStatus, WorkScheduler
 from application.worker import DEFAULT_POLL_INTERVAL, Worker
@@ -38,7 +38,9 @@ __all__ = [
     "ExecutionOutcome",
     "ExecutionStatus",
     "ExecutorSettings",
+    "KindCatalog",
     "KindRegistry",
+    "Kinds",
     "LeaseRecovery",
     "ScheduleOutcome",
     "ScheduleStatus",

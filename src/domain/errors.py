@@ -9,6 +9,8 @@ that raises them and derive from :class:`WorkQueueError` all the same:
   (the database lacks migrations, or has some this code does not know).
 - ``entrypoints.worker``: :class:`~entrypoints.worker.settings.SettingsError`
   (a ``WORKQUEUE_*`` setting cannot be used),
+  :class:`~entrypoints.worker.app.AppLoadError` (``--app`` names no application
+  with kinds),
   :class:`~entrypoints.worker.database.DatabaseUnreachableError` (no answer within
   the connect attempts), :class:`~entrypoints.worker.embedded.EmbeddedDatabaseError`
   (the embedded PostgreSQL cannot start here).

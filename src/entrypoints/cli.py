@@ -23,8 +23,6 @@ import sys
 from collections.abc import Callable, Coroutine, Sequence
 from typing import Any, TextIO
 
-import uvloop
-
 from entrypoints.commands import (
     cancel_item,
     enqueue_work,
@@ -70,9 +68,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
 
     commands.add_parser("migrate", help="apply pending migrations and say which")
+    _app_option(worker)
 
     status = commands.add_parser("status", help="show counts, live items and recent failures")
     status.add_argument("--json", action="store_true", help="print one JSON document")
+    _app_option(status)
 
     enqueue = commands.add_parser("enqueue", help="enqueue one item of KIND")
     enqueue.add_argument("kind", metavar="KIND", help="the kind, e.g. token_cleanup")
@@ -84,6 +84,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="KEY",
         help="absorb this enqueue into a queued item of KIND with the same key",
     )
+    _app_option(enqueue)
 
     cancel = commands.add_parser(
         "cancel", help="cancel item ID: queued at once, running through its worker"
@@ -99,17 +100,36 @@ def build_parser() -> argparse.ArgumentParser:
         "requeue", help="enqueue failed or cancelled item ID again, as a new item"
     )
     requeue.add_argument("item_id", type=item_id, metavar="ID", help="the item's id")
+    _app_option(requeue)
 
-    web = commands.add_parser(
-        "web", help="serve the read-only admin page, its JSON API, /metrics, /healthz"
-    )
+    web = commands.add_parser("web", help="serve the admin page, its JSON API, /metrics, /healthz")
     web.add_argument(
         "--host", help="address to listen on (default: WORKQUEUE_WEB_HOST, else 127.0.0.1)"
     )
     web.add_argument(
         "--port", type=int, help="port to listen on (default: WORKQUEUE_WEB_PORT, else 8080)"
     )
+    _app_option(web)
     return parser
+
+
+def _app_option(command: argparse.ArgumentParser) -> None:
+    command.add_argument(
+        "--app",
+        metavar="MODULE[:ATTRIBUTE]",
+        help="the application (a WorkQueueApp) whose kinds join the built-in ones "
+        "(default: WORKQUEUE_APP)",
+    )
+
+
+def _settings_overrides(args: argparse.Namespace) -> dict[str, object]:
+    """The options that are settings (--log-format, --app) and were given: each wins
+    over its WORKQUEUE_* variable. An option is a setting when its name is a field's."""
+    return {
+        name: value
+        for name, value in vars(args).items()
+        if name in WorkerSettings.model_fields and value is not None
+    }
 
 
 def _command(
@@ -164,6 +184,15 @@ async def _run(
         await shutdown_resources(container)
 
 
+def _worker_loop_factory() -> Callable[[], asyncio.AbstractEventLoop] | None:
+    """uvloop's loop when the `uvloop` extra is installed, else None: the default loop."""
+    try:
+        import uvloop
+    except ImportError:
+        return None
+    return uvloop.new_event_loop
+
+
 def _fail(message: str, err: TextIO) -> None:
     # One line, whatever the error said: an operator greps for it, a script reads it.
     line = " ".join(mask_url_passwords(message).split())
@@ -193,10 +222,8 @@ def main(
         # argparse has printed usage (or help); keep its status, 2 or 0.
         return ExitStatus(int(exit_.code or 0))
 
-    # Only `worker` has --log-format; given, it wins over WORKQUEUE_LOG_FORMAT.
-    log_format = getattr(args, "log_format", None)
     try:
-        settings = load_settings(log_format=log_format) if log_format else load_settings()
+        settings = load_settings(**_settings_overrides(args))
     except SettingsError as error:
         _fail(str(error), err)
         return ExitStatus.USAGE
@@ -207,7 +234,7 @@ def main(
         # The worker runs on uvloop: each item is a few database round trips, and
         # asyncpg spends about half the client time per round trip there that it
         # does on the default loop. The short commands keep the default loop.
-        loop_factory = uvloop.new_event_loop if args.command == "worker" else None
+        loop_factory = _worker_loop_factory() if args.command == "worker" else None
         with asyncio.Runner(loop_factory=loop_factory) as runner:
             done = runner.run(_run(args, container, settings, out))
     except BrokenPipeError:

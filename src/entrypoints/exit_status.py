@@ -6,7 +6,8 @@
   view cannot listen on its address. Also ``cancel`` and ``requeue`` when they
   found nothing to do (an unknown id, a finished item, one not failed or cancelled).
 - 2: bad usage or input: unknown command or option, bad settings, an unknown
-  kind, a payload or dedup key that does not validate. Nothing was written.
+  kind, a payload or dedup key that does not validate, an application (``--app``)
+  that cannot be imported or declares no kinds. Nothing was written.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from domain import (
     UnknownKindError,
 )
 from entrypoints.web.listen import ListenError
+from entrypoints.worker.app import AppLoadError
 from entrypoints.worker.database import DatabaseUnreachableError
 from entrypoints.worker.embedded import EmbeddedDatabaseError
 from entrypoints.worker.settings import SettingsError
@@ -36,6 +38,7 @@ class ExitStatus(IntEnum):
 
 
 _USAGE_ERRORS: tuple[type[Exception], ...] = (
+    AppLoadError,
     SettingsError,
     UnknownKindError,
     InvalidPayloadError,

@@ -57,10 +57,14 @@ def script_argv(*args: str) -> list[str]:
 class WorkerProcess:
     """One ``workqueue`` process, its output in a file so it can never block on a pipe."""
 
-    def __init__(self, argv: list[str], env: dict[str, str], log_path: Path) -> None:
+    def __init__(
+        self, argv: list[str], env: dict[str, str], log_path: Path, cwd: Path | None = None
+    ) -> None:
         self.log_path = log_path
         self._log = log_path.open("w")
-        self.process = subprocess.Popen(argv, env=env, stdout=self._log, stderr=subprocess.STDOUT)
+        self.process = subprocess.Popen(
+            argv, env=env, stdout=self._log, stderr=subprocess.STDOUT, cwd=cwd
+        )
 
     def output(self) -> str:
         self._log.flush()
@@ -97,9 +101,11 @@ class Spawner:
     tmp_path: Path
     processes: list[WorkerProcess]
 
-    def __call__(self, argv: list[str], env: dict[str, str]) -> WorkerProcess:
+    def __call__(
+        self, argv: list[str], env: dict[str, str], cwd: Path | None = None
+    ) -> WorkerProcess:
         log_path = self.tmp_path / f"worker-{len(self.processes)}.log"
-        process = WorkerProcess(argv, env, log_path)
+        process = WorkerProcess(argv, env, log_path, cwd)
         self.processes.append(process)
         return process
 
@@ -108,8 +114,12 @@ class Spawner:
             process.close()
 
 
-def run_cli(argv: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(argv, env=env, capture_output=True, text=True, timeout=60, check=False)
+def run_cli(
+    argv: list[str], env: dict[str, str], cwd: Path | None = None
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        argv, env=env, capture_output=True, text=True, timeout=60, check=False, cwd=cwd
+    )
 
 
 async def _async_value(value: bool) -> bool:

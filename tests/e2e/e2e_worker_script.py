@@ -1,7 +1,7 @@
 """``workqueue`` with one extra, test-only kind, for the end-to-end tests.
 
 Runs the production CLI (``entrypoints.cli.main``) with a container whose
-registry serves only the kinds below and which schedules nothing; every other
+registry serves only the kinds below (its parts overridden) and which schedules nothing; every other
 provider is production's. Production code knows nothing of these kinds.
 
 - ``e2e_nap``: reports progress, then sleeps ``seconds`` (cancellable).
@@ -19,7 +19,6 @@ from enum import StrEnum
 
 from dependency_injector import providers
 
-from application.registry import KindRegistry
 from domain import Clock, WorkContext, WorkHandler, WorkPayload
 from entrypoints.cli import main
 from entrypoints.worker.container import WorkerContainer, build_container
@@ -67,15 +66,13 @@ class StubbornHandler(WorkHandler[Stubborn]):
 
 def with_e2e_kinds(settings: WorkerSettings) -> WorkerContainer:
     container = build_container(settings)
-    container.registry.override(
-        providers.Singleton(
-            KindRegistry,
-            providers.Object(E2EKind),
-            providers.Object([Nap, Stubborn]),
-            providers.List(
-                providers.Singleton(NapHandler, container.clock),
-                providers.Singleton(StubbornHandler, container.clock),
-            ),
+    # The parts the registry (and the enqueue's catalog) are built from.
+    container.kinds.override(providers.Object([E2EKind]))
+    container.payload_types.override(providers.Object([Nap, Stubborn]))
+    container.handlers.override(
+        providers.List(
+            providers.Singleton(NapHandler, container.clock),
+            providers.Singleton(StubbornHandler, container.clock),
         )
     )
     container.schedules.override(providers.Object([]))

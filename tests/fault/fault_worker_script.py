@@ -14,7 +14,6 @@ import sys
 from dependency_injector import providers
 from fault_kinds import Chore, ChoreHandler, FaultKind
 
-from application.registry import KindRegistry
 from entrypoints.cli import main
 from entrypoints.worker.container import WorkerContainer, build_container
 from entrypoints.worker.settings import WorkerSettings
@@ -22,16 +21,11 @@ from entrypoints.worker.settings import WorkerSettings
 
 def with_fault_kinds(settings: WorkerSettings) -> WorkerContainer:
     container = build_container(settings)
-    container.registry.override(
-        providers.Singleton(
-            KindRegistry,
-            providers.Object(FaultKind),
-            providers.Object([Chore]),
-            providers.List(
-                providers.Singleton(
-                    ChoreHandler, container.pool, container.clock, settings.worker_id
-                ),
-            ),
+    container.kinds.override(providers.Object([FaultKind]))
+    container.payload_types.override(providers.Object([Chore]))
+    container.handlers.override(
+        providers.List(
+            providers.Singleton(ChoreHandler, container.pool, container.clock, settings.worker_id),
         )
     )
     container.schedules.override(providers.Object([]))

@@ -84,9 +84,10 @@ async def requeue_item(container: WorkerContainer, out: TextIO, *, item_id: int)
     """
     schema = await provide(container.schema)
     await schema.check_current()
-    registry = await provide(container.registry)
+    # The payload half of the registry (the application's kinds too): no handler built.
+    catalog = await provide(container.catalog)
     store = await provide(container.work_store)
     queue = await provide(container.work_queue)
-    result = await requeue(item_id, store=store, queue=queue, decode=registry.decode)
+    result = await requeue(item_id, store=store, queue=queue, decode=catalog.decode)
     print(requeue_line(item_id, result), file=out)
     return ExitStatus.OK if result.outcome.took_effect() else ExitStatus.FAILURE

@@ -26,12 +26,15 @@ async def enqueue_work(
 
     :raises InvalidDedupKeyError: if ``dedup_key`` is empty, blank or too long.
     :raises UnknownKindError: if no payload model serves ``kind``.
+    :raises AppLoadError: if the application (``--app``) cannot be loaded.
     :raises InvalidPayloadError: if ``payload_json`` is not JSON or does not validate.
     :raises SchemaNotCurrentError: if the database is not migrated.
     """
     check_dedup_key(dedup_key)
-    registry = await provide(container.registry)
-    payload = registry.parse_json(kind, payload_json)
+    # The payload half of the registry: no handler is built, no database reached,
+    # so bad input is refused at once (and the embedded server not started for it).
+    catalog = await provide(container.catalog)
+    payload = catalog.parse_json(kind, payload_json)
     schema = await provide(container.schema)
     await schema.check_current()
     queue = await provide(container.work_queue)

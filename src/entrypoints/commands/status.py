@@ -17,11 +17,12 @@ async def show_status(container: WorkerContainer, out: TextIO, *, as_json: bool 
     :raises DatabaseUnreachableError: if the database does not answer.
     :raises StoreUnavailableError: if it stops answering while being read.
     """
+    # The kinds first: an application that cannot be loaded is said before any database.
+    catalog = await provide(container.catalog)
     database = await provide(container.database)
     schema = await provide(container.schema)
     await schema.check_current()
-    registry = await provide(container.registry)
     monitor = await provide(container.work_monitor)
     clock = await provide(container.clock)
-    report = await gather_status(monitor, clock, kinds=registry.kinds, database=database.shown)
+    report = await gather_status(monitor, clock, kinds=catalog.kinds, database=database.shown)
     print(render_json(report) if as_json else render_text(report), file=out)

@@ -14,11 +14,13 @@ never this module's wiring.
 
 from __future__ import annotations
 
+from typing import Any
+
 from dependency_injector import containers, providers
 from pydantic import SecretStr
 
-from application.registry import KindRegistry
-from domain import WorkKind, WorkQueue, WorkStore
+from application.registry import KindCatalog
+from domain import WorkQueue, WorkStore
 from entrypoints.web.actions import WebActions
 from entrypoints.web.app import create_app
 from entrypoints.web.overview import OverviewReader
@@ -28,16 +30,16 @@ from entrypoints.worker.container import WorkerContainer
 __all__ = ["WebContainer", "build_web_container"]
 
 
-def _kind_names(registry: KindRegistry[WorkKind]) -> frozenset[str]:
-    return registry.kinds
+def _kind_names(catalog: KindCatalog[Any]) -> frozenset[str]:
+    return catalog.kinds
 
 
 def _actions(
-    token: SecretStr | None, store: WorkStore, queue: WorkQueue, registry: KindRegistry[WorkKind]
+    token: SecretStr | None, store: WorkStore, queue: WorkQueue, catalog: KindCatalog[Any]
 ) -> WebActions | None:
     if token is None:
         return None
-    return WebActions(token.get_secret_value(), store, queue, registry.decode)
+    return WebActions(token.get_secret_value(), store, queue, catalog.decode)
 
 
 class WebContainer(containers.DeclarativeContainer):
@@ -51,7 +53,7 @@ class WebContainer(containers.DeclarativeContainer):
         OverviewReader,
         core.work_monitor,
         core.clock,
-        kinds=providers.Callable(_kind_names, core.registry),
+        kinds=providers.Callable(_kind_names, core.catalog),
     )
     services = providers.Singleton(
         WebServices,
@@ -59,9 +61,7 @@ class WebContainer(containers.DeclarativeContainer):
         overview=overview,
         schema=core.schema,
         clock=core.clock,
-        actions=providers.Callable(
-            _actions, token, core.work_store, core.work_queue, core.registry
-        ),
+        actions=providers.Callable(_actions, token, core.work_store, core.work_queue, core.catalog),
     )
     app = providers.Singleton(create_app, services)
 

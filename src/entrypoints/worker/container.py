@@ -15,6 +15,7 @@ pool's connections) and the listener are resources: opened on first use, closed 
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 import logging
 from typing import TypeVar
@@ -26,10 +27,11 @@ from adapters.postgres import PostgresRefreshTokenStore, PostgresWorkMonitor
 from application.execution import ExecutorSettings
 from application.executor import WorkExecutor
 from application.recovery import LeaseRecovery
-from application.registry import KindRegistry
+from application.registry import KindCatalog, KindRegistry
 from application.scheduler import WorkScheduler
 from application.worker import Worker
-from domain import TokenCleanup, WorkItemRetention, WorkKind, WorkSchedule
+from domain import TokenCleanup, WorkItemRetention, WorkSchedule
+from entrypoints.worker.app import WorkerResources, WorkQueueApp, load_app
 from entrypoints.worker.counting import counted_store, worker_metrics
 from entrypoints.worker.database import (
     open_database,
@@ -40,6 +42,12 @@ from entrypoints.worker.database import (
 )
 from entrypoints.worker.handlers import TokenCleanupHandler, WorkItemRetentionHandler
 from entrypoints.worker.schema import PostgresSchema
+from entrypoints.worker.served_kinds import (
+    served_handlers,
+    served_kinds,
+    served_payloads,
+    served_schedules,
+)
 from entrypoints.worker.settings import WorkerSettings
 
 __all__ = ["WorkerContainer", "build_container", "provide", "shutdown_resources"]
@@ -47,6 +55,10 @@ __all__ = ["WorkerContainer", "build_container", "provide", "shutdown_resources"
 T = TypeVar("T")
 
 logger = logging.getLogger("workqueue.container")
+
+
+def _resources_needed(app: WorkQueueApp) -> str:
+    return "needed" if app.handlers else "none"
 
 
 class WorkerContainer(containers.DeclarativeContainer):
@@ -87,11 +99,28 @@ class WorkerContainer(containers.DeclarativeContainer):
     work_monitor = providers.Singleton(PostgresWorkMonitor, pool)
     notifications = providers.Resource(open_notifications, database)
 
-    payload_types = providers.List(
+    # The application named by WORKQUEUE_APP (--app), imported on first use; without
+    # one, NO_APP: the built-in kinds alone.
+    app = providers.Singleton(load_app, settings.provided.app)
+    # What the application's handler factories are given. Built only for an
+    # application with handlers: an in-memory test world has no pool to give.
+    resources = providers.Selector(
+        providers.Callable(_resources_needed, app),
+        needed=providers.Singleton(
+            WorkerResources, pool=pool, queue=work_queue, clock=clock, settings=settings
+        ),
+        none=providers.Object(None),
+    )
+
+    # The built-in kinds: WorkKind's members, each with a payload, a handler and
+    # (if periodic) a schedule in the lists below (README, "Adding a kind").
+    kinds = providers.Callable(served_kinds, app)
+    built_in_payloads = providers.List(
         providers.Object(TokenCleanup),
         providers.Object(WorkItemRetention),
     )
-    handlers = providers.List(
+    payload_types = providers.Callable(served_payloads, app, built_in_payloads)
+    built_in_handlers = providers.List(
         providers.Singleton(
             TokenCleanupHandler,
             refresh_tokens,
@@ -106,7 +135,8 @@ class WorkerContainer(containers.DeclarativeContainer):
             batch_size=settings.provided.retention_batch_size,
         ),
     )
-    schedules = providers.List(
+    handlers = providers.Singleton(served_handlers, app, built_in_handlers, resources)
+    built_in_schedules = providers.List(
         providers.Singleton(
             WorkSchedule,
             payload=providers.Singleton(TokenCleanup),
@@ -118,9 +148,11 @@ class WorkerContainer(containers.DeclarativeContainer):
             interval=settings.provided.retention_interval,
         ),
     )
-    registry = providers.Singleton(
-        KindRegistry, providers.Object(WorkKind), payload_types, handlers
-    )
+    schedules = providers.Singleton(served_schedules, app, built_in_schedules)
+    # The payload half, with no handler built and so no database reached: what
+    # `enqueue` validates against and `status` names.
+    catalog = providers.Singleton(KindCatalog, kinds, payload_types)
+    registry = providers.Singleton(KindRegistry, kinds, payload_types, handlers, schedules)
 
     executor_settings = providers.Singleton(
         ExecutorSettings,
@@ -163,12 +195,46 @@ async def provide(provider: providers.Provider[T]) -> T:
     A provider that depends on an async resource (the pool) returns an awaitable;
     the same provider with its dependencies overridden by plain objects does not.
     Callers need not know which.
+
+    Cancelled while waiting (Ctrl-C, a stop signal during start-up), it cancels
+    the tasks that building started too: a pool still retrying an unreachable
+    database gives up at once instead of retrying on behind the exit.
     """
+    before = asyncio.all_tasks()
     provided = provider()
-    if inspect.isawaitable(provided):
-        awaited: T = await provided
-        return awaited
-    return provided
+    if not inspect.isawaitable(provided):
+        return provided
+    started = asyncio.all_tasks() - before
+    building = asyncio.ensure_future(provided)
+    try:
+        # Shielded: a future of the framework's cancelled while its tasks still
+        # run makes it log an error, with a traceback, when they end.
+        awaited: T = await asyncio.shield(building)
+    except asyncio.CancelledError:
+        await _abandon(building, started)
+        raise
+    return awaited
+
+
+# How long an abandoned build may take to settle once its tasks are cancelled.
+_ABANDON_GRACE_SECONDS = 1.0
+
+
+async def _abandon(building: asyncio.Future[object], started: set[asyncio.Task[object]]) -> None:
+    """Cancel what building started, and let the framework settle its future.
+
+    The resources turn their cancellation into an error of their own (see
+    ``open_pool``), which the framework passes up its chain of futures; a
+    cancellation itself would escape its callbacks as a logged traceback.
+    """
+    for task in started:
+        task.cancel()
+    await asyncio.gather(*started, return_exceptions=True)
+    await asyncio.wait({building}, timeout=_ABANDON_GRACE_SECONDS)
+    if not building.done():
+        building.cancel()
+    elif not building.cancelled():
+        building.exception()  # retrieved: its failure is the cancellation's doing
 
 
 async def shutdown_resources(container: WorkerContainer) -> None:

@@ -10,7 +10,6 @@ with one line (:class:`DatabaseUnreachableError`) rather than hanging.
 from __future__ import annotations
 
 import asyncio
-import itertools
 import logging
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
@@ -122,33 +121,74 @@ async def open_pool(
     ``clock`` between tries; any other error (a wrong password, a missing
     database) is not going to improve and ends the attempts at once.
 
-    :raises DatabaseUnreachableError: when no attempt succeeds.
+    Each retry is announced (``retrying (2/5) in 0.5 s``), so a user knows why
+    nothing happens yet. Cancelled meanwhile (Ctrl-C), it stops trying at once and
+    raises, an ordinary error rather than the cancellation: the container's
+    framework reports a cancelled resource with a traceback, and the caller is
+    being cancelled anyway.
+
+    :raises DatabaseUnreachableError: when no attempt succeeds, or the attempts
+        were interrupted.
     """
-    delays = retry_delays(attempts)
-    # Ends in the break, or in the raise once the attempts are used up.
-    for attempt in itertools.count(1):
-        try:
-            pool = await create_pool(
-                database.dsn,
-                min_size=min_size,
-                max_size=max_size,
-                timeout=CONNECT_TIMEOUT_SECONDS,
-            )
-            break
-        except Exception as error:
-            retryable = is_connection_loss(error) or isinstance(error, TimeoutError)
-            if retryable and attempt < attempts:
-                await clock.sleep(delays[attempt - 1])
-                continue
-            reason = " ".join(f"{type(error).__name__}: {error}".split())
-            tried = f" after {attempt} attempts" if attempt > 1 else ""
-            raise DatabaseUnreachableError(
-                mask_url_passwords(f"cannot reach the database {database.shown}{tried}: {reason}")
-            ) from error
+    try:
+        pool = await _connect(
+            database, clock=clock, min_size=min_size, max_size=max_size, attempts=attempts
+        )
+    except asyncio.CancelledError:
+        raise DatabaseUnreachableError(
+            f"connecting to the database {database.shown} was interrupted"
+        ) from None
     try:
         yield pool
     finally:
         await pool.close()
+
+
+async def _connect(
+    database: DatabaseTarget, *, clock: Clock, min_size: int, max_size: int, attempts: int
+) -> asyncpg.Pool:
+    delays = retry_delays(attempts)
+    for attempt, delay in enumerate(delays, start=1):
+        try:
+            return await _create_pool(database, min_size=min_size, max_size=max_size)
+        except Exception as error:
+            if not (is_connection_loss(error) or isinstance(error, TimeoutError)):
+                raise _unreachable(database, attempt, error) from error
+            logger.warning(
+                "cannot reach the database %s (%s); retrying (%d/%d) in %s s",
+                database.shown,
+                mask_url_passwords(_reason(error)),
+                attempt + 1,
+                attempts,
+                delay,
+                extra={"attempt": attempt + 1, "attempts": attempts},
+            )
+            await clock.sleep(delay)
+    try:
+        return await _create_pool(database, min_size=min_size, max_size=max_size)
+    except Exception as error:
+        raise _unreachable(database, len(delays) + 1, error) from error
+
+
+async def _create_pool(database: DatabaseTarget, *, min_size: int, max_size: int) -> asyncpg.Pool:
+    return await create_pool(
+        database.dsn, min_size=min_size, max_size=max_size, timeout=CONNECT_TIMEOUT_SECONDS
+    )
+
+
+def _unreachable(
+    database: DatabaseTarget, attempt: int, error: Exception
+) -> DatabaseUnreachableError:
+    tried = f" after {attempt} attempts" if attempt > 1 else ""
+    return DatabaseUnreachableError(
+        mask_url_passwords(f"cannot reach the database {database.shown}{tried}: {_reason(error)}")
+    )
+
+
+def _reason(error: Exception) -> str:
+    """``Type: message`` on one line; the type alone when there is no message."""
+    message = " ".join(str(error).split())
+    return f"{type(error).__name__}: {message}" if message else type(error).__name__
 
 
 async def open_work_store(pool: asyncpg.Pool, clock: Clock) -> AsyncIterator[PostgresWorkStore]:

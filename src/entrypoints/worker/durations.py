@@ -8,12 +8,24 @@ from typing import Annotated
 
 from pydantic import AfterValidator, BeforeValidator
 
-__all__ = ["LONGEST_DURATION", "Duration", "PositiveDuration", "parse_duration", "seconds_text"]
+__all__ = [
+    "DURATION_HINT",
+    "LONGEST_DURATION",
+    "Duration",
+    "PositiveDuration",
+    "parse_duration",
+    "seconds_text",
+]
 
 _NUMBER_WITH_UNIT = re.compile(
     r"^\s*(-?(?:\d+(?:\.\d*)?|\.\d+))\s*(ms|s|m|h|d)?\s*$", re.IGNORECASE
 )
 _UNIT_SECONDS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
+# What pydantic reads itself: ISO 8601 (P30D, -PT5M) and [-][D day[s], ]HH:MM:SS.
+_PYDANTIC_FORM = re.compile(r"^\s*(-?P|.*:)", re.IGNORECASE)
+
+DURATION_HINT = "expected a duration like 30s, 5m, 1h or a number of seconds"
+"""What a duration that cannot be read is told: how one is written."""
 
 LONGEST_DURATION = timedelta(days=36500)
 """The longest duration a setting may have.
@@ -27,11 +39,13 @@ def parse_duration(value: object) -> object:
     """Read ``60``, ``"60"``, ``"1.5"``, ``"500ms"``, ``"24h"`` or ``"30d"`` as a timedelta.
 
     A bare number is seconds, because that is what an operator types into
-    ``WORKQUEUE_LEASE_DURATION=60``. Anything else (a timedelta, an ISO 8601
-    duration such as ``P30D``) is returned unchanged for pydantic to judge, so a
-    value that is no duration at all is reported by pydantic, not swallowed here.
+    ``WORKQUEUE_LEASE_DURATION=60``. A timedelta, an ISO 8601 duration such as
+    ``P30D`` or a clock time such as ``01:30:00`` is returned unchanged for
+    pydantic to read; any other text is refused saying what a duration looks
+    like (pydantic's own wording, "invalid day identifier", says nothing of it).
 
-    :raises ValueError: if the number is too large for a timedelta.
+    :raises ValueError: if the number is too large for a timedelta, or the text
+        is no duration (:data:`DURATION_HINT`).
     """
     if isinstance(value, bool):
         return value
@@ -42,6 +56,8 @@ def parse_duration(value: object) -> object:
         if match:
             number, unit = match.groups()
             return _seconds(float(number) * _UNIT_SECONDS[unit.lower() if unit else "s"])
+        if not _PYDANTIC_FORM.match(value):
+            raise ValueError(DURATION_HINT)
     return value
 
 

@@ -66,16 +66,25 @@ class EmbeddedPostgres:
 
 
 def _import_pgserver() -> ModuleType:  # pragma: no mutate block
-    from platformdirs import RuntimeDirWarning
+    """pgserver, which the `embedded` extra installs.
 
-    with warnings.catch_warnings():
-        # Without XDG_RUNTIME_DIR pgserver keeps its lock in a per-user temporary
-        # directory, which is what we want; the warning would only alarm.
-        warnings.simplefilter("ignore", RuntimeDirWarning)
-        import pgserver
-        import pgserver._commands
+    :raises EmbeddedDatabaseError: if it is not installed, saying what to do.
+    """
+    try:
+        from platformdirs import RuntimeDirWarning
 
-        return pgserver
+        with warnings.catch_warnings():
+            # Without XDG_RUNTIME_DIR pgserver keeps its lock in a per-user temporary
+            # directory, which is what we want; the warning would only alarm.
+            warnings.simplefilter("ignore", RuntimeDirWarning)
+            import pgserver
+            import pgserver._commands
+    except ImportError:
+        raise EmbeddedDatabaseError(
+            "WORKQUEUE_DATABASE_URL is unset and the embedded PostgreSQL is not installed: "
+            "set WORKQUEUE_DATABASE_URL, or pip install 'workqueue[embedded]'"
+        ) from None
+    return pgserver
 
 
 def directories_loosened_for(paths: list[Path]) -> list[Path]:

@@ -91,6 +91,8 @@ def _flush_logs() -> None:
 
 
 async def _start(container: WorkerContainer, *, migrate: bool) -> Worker:
+    # The kinds and their payloads are checked before any database is reached.
+    await provide(container.catalog)
     database = await provide(container.database)
     if database.embedded_data_dir is not None:
         logger.info(

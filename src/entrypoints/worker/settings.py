@@ -180,6 +180,16 @@ def _port_or_none(value: int | None) -> int | None:
     return None if value is None else checked_port(value)
 
 
+def _module_and_attribute(value: str | None) -> str | None:
+    if value is None:
+        return None
+    module, colon, attribute = value.strip().partition(":")
+    names = [*module.split("."), *([attribute] if colon else [])]
+    if not all(name.isidentifier() for name in names):
+        raise ValueError("must be MODULE[:ATTRIBUTE], e.g. myapp.work:app")
+    return value.strip()
+
+
 _DatabaseUrl = Annotated[SecretStr | None, AfterValidator(_checked_database_url)]
 _Count = Annotated[int, AfterValidator(_count_in_range)]
 _Heartbeat = Annotated[PositiveDuration, AfterValidator(_heartbeat_renews_before_the_lease_ends)]
@@ -188,6 +198,9 @@ _LogLevel = Annotated[str, AfterValidator(_known_log_level)]
 _WorkerId = Annotated[str, AfterValidator(_storable_worker_id)]
 _Host = Annotated[str, AfterValidator(checked_host)]
 _OptionalPort = Annotated[int | None, AfterValidator(_port_or_none)]
+
+
+_AppReference = Annotated[str | None, AfterValidator(_module_and_attribute)]
 
 
 class WorkerSettings(BaseSettings):
@@ -210,6 +223,9 @@ class WorkerSettings(BaseSettings):
         validate_default=True,
     )
 
+    # Read by the container (entrypoints.worker.app.load_app): the application whose
+    # kinds the worker, `enqueue` and `status` serve beside the built-in ones.
+    app: _AppReference = None
     # Read by the CLI to choose the database: unset starts the embedded PostgreSQL.
     database_url: _DatabaseUrl = None
     # Read by the embedded PostgreSQL (entrypoints.worker.embedded) when database_url is unset.

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 import uvloop
 from dependency_injector import providers
-from worker_world import SECRET, WorkerWorld
+from worker_world import PRODUCTION_KINDS, SECRET, WorkerWorld
 
 from adapters.memory import InMemoryRefreshTokenStore
 from adapters.postgres import SchemaNotCurrentError
@@ -88,7 +88,7 @@ class TestEnqueue:
             ),
             (
                 ["invoice_run"],
-                "unknown kind 'invoice_run' (known kinds: token_cleanup, work_item_retention)",
+                f"unknown kind 'invoice_run' (known kinds: {', '.join(PRODUCTION_KINDS)})",
             ),
             (["token_cleanup", "--dedup-key", "  "], "dedup key must not be empty or blank"),
             (
@@ -319,13 +319,14 @@ positional arguments:
     enqueue   enqueue one item of KIND
     cancel    cancel item ID: queued at once, running through its worker
     requeue   enqueue failed or cancelled item ID again, as a new item
-    web       serve the read-only admin page, its JSON API, /metrics, /healthz
+    web       serve the admin page, its JSON API, /metrics, /healthz
 
 options:
   -h, --help  show this help message and exit
 """,
     ("worker",): """\
 usage: workqueue worker [-h] [--no-migrate] [--log-format {text,json}]
+                        [--app MODULE[:ATTRIBUTE]]
 
 options:
   -h, --help            show this help message and exit
@@ -334,6 +335,9 @@ options:
   --log-format {text,json}
                         log line format (default: WORKQUEUE_LOG_FORMAT, else
                         text)
+  --app MODULE[:ATTRIBUTE]
+                        the application (a WorkQueueApp) whose kinds join the
+                        built-in ones (default: WORKQUEUE_APP)
 """,
     ("migrate",): """\
 usage: workqueue migrate [-h]
@@ -342,11 +346,14 @@ options:
   -h, --help  show this help message and exit
 """,
     ("status",): """\
-usage: workqueue status [-h] [--json]
+usage: workqueue status [-h] [--json] [--app MODULE[:ATTRIBUTE]]
 
 options:
-  -h, --help  show this help message and exit
-  --json      print one JSON document
+  -h, --help            show this help message and exit
+  --json                print one JSON document
+  --app MODULE[:ATTRIBUTE]
+                        the application (a WorkQueueApp) whose kinds join the
+                        built-in ones (default: WORKQUEUE_APP)
 """,
     ("cancel",): """\
 usage: workqueue cancel [-h] [--reason TEXT] ID
@@ -360,34 +367,47 @@ options:
                  operator')
 """,
     ("requeue",): """\
-usage: workqueue requeue [-h] ID
+usage: workqueue requeue [-h] [--app MODULE[:ATTRIBUTE]] ID
 
 positional arguments:
-  ID          the item's id
+  ID                    the item's id
 
 options:
-  -h, --help  show this help message and exit
+  -h, --help            show this help message and exit
+  --app MODULE[:ATTRIBUTE]
+                        the application (a WorkQueueApp) whose kinds join the
+                        built-in ones (default: WORKQUEUE_APP)
 """,
     ("enqueue",): """\
-usage: workqueue enqueue [-h] [--payload JSON] [--dedup-key KEY] KIND
+usage: workqueue enqueue [-h] [--payload JSON] [--dedup-key KEY]
+                         [--app MODULE[:ATTRIBUTE]]
+                         KIND
 
 positional arguments:
-  KIND             the kind, e.g. token_cleanup
+  KIND                  the kind, e.g. token_cleanup
 
 options:
-  -h, --help       show this help message and exit
-  --payload JSON   the payload as JSON (default: {})
-  --dedup-key KEY  absorb this enqueue into a queued item of KIND with the
-                   same key
+  -h, --help            show this help message and exit
+  --payload JSON        the payload as JSON (default: {})
+  --dedup-key KEY       absorb this enqueue into a queued item of KIND with
+                        the same key
+  --app MODULE[:ATTRIBUTE]
+                        the application (a WorkQueueApp) whose kinds join the
+                        built-in ones (default: WORKQUEUE_APP)
 """,
     ("web",): """\
 usage: workqueue web [-h] [--host HOST] [--port PORT]
+                     [--app MODULE[:ATTRIBUTE]]
 
 options:
-  -h, --help   show this help message and exit
-  --host HOST  address to listen on (default: WORKQUEUE_WEB_HOST, else
-               127.0.0.1)
-  --port PORT  port to listen on (default: WORKQUEUE_WEB_PORT, else 8080)
+  -h, --help            show this help message and exit
+  --host HOST           address to listen on (default: WORKQUEUE_WEB_HOST,
+                        else 127.0.0.1)
+  --port PORT           port to listen on (default: WORKQUEUE_WEB_PORT, else
+                        8080)
+  --app MODULE[:ATTRIBUTE]
+                        the application (a WorkQueueApp) whose kinds join the
+                        built-in ones (default: WORKQUEUE_APP)
 """,
 }
 
@@ -663,6 +683,19 @@ def test_the_worker_runs_on_uvloop(world: WorkerWorld) -> None:
 
     assert status == 0
     assert worker.loop_type is uvloop.Loop
+
+
+def test_without_the_uvloop_extra_the_worker_runs_on_the_default_loop(
+    world: WorkerWorld, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "uvloop", None)  # import uvloop raises ImportError
+    worker = LoopRecordingWorker()
+
+    status = main(["worker"], container_factory=with_a_stopped_worker(world, worker))
+
+    assert status == 0
+    assert worker.loop_type is not uvloop.Loop
+    assert issubclass(worker.loop_type, asyncio.BaseEventLoop)
 
 
 def test_the_short_commands_run_on_the_default_event_loop(

@@ -3,6 +3,7 @@ clear line, never the password. The driver is replaced by a script: no server he
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime
@@ -306,3 +307,62 @@ async def test_the_store_and_the_queue_are_built_on_the_pool_and_closed_when_the
     with pytest.raises(StopAsyncIteration):
         await anext(opening)
     assert closed == [built]
+
+
+async def test_each_retry_is_announced_with_its_number_and_the_wait(
+    driver: ScriptedDriver, caplog: pytest.LogCaptureFixture
+) -> None:
+    driver.errors = [ConnectionRefusedError("refused"), TimeoutError()]
+    opening = pool_from(attempts=3)
+
+    with caplog.at_level(logging.WARNING, logger="workqueue.cli.database"):
+        await anext(opening)
+
+    assert [(r.levelname, r.getMessage()) for r in caplog.records] == [
+        (
+            "WARNING",
+            "cannot reach the database postgresql://app:***@db:5432/queue "
+            "(ConnectionRefusedError: refused); retrying (2/3) in 0.5 s",
+        ),
+        (
+            "WARNING",
+            "cannot reach the database postgresql://app:***@db:5432/queue "
+            "(TimeoutError); retrying (3/3) in 1.0 s",
+        ),
+    ]
+    assert [(r.__dict__["attempt"], r.__dict__["attempts"]) for r in caplog.records] == [
+        (2, 3),
+        (3, 3),
+    ]
+    await opening.aclose()
+
+
+class SleepingClock(InstantClock):
+    """A clock whose sleeps never end (until cancelled); ``asleep`` is set by the first."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.asleep = asyncio.Event()
+
+    async def sleep(self, seconds: float) -> None:
+        self.slept.append(seconds)
+        self.asleep.set()
+        await asyncio.Event().wait()
+
+
+async def test_cancelled_between_attempts_it_stops_trying_with_an_error_of_its_own(
+    driver: ScriptedDriver,
+) -> None:
+    driver.errors = [ConnectionRefusedError("refused")] * 5
+    clock = SleepingClock()
+    opening = asyncio.ensure_future(anext(pool_from(attempts=5, clock=clock)))
+    await clock.asleep.wait()
+
+    opening.cancel()
+    with pytest.raises(DatabaseUnreachableError) as raised:
+        await opening
+
+    assert str(raised.value) == (
+        "connecting to the database postgresql://app:***@db:5432/queue was interrupted"
+    )
+    assert len(driver.calls) == 1

@@ -19,6 +19,8 @@ from domain import TokenCleanup, WorkItem, WorkItemRetention, WorkStatus
 from entrypoints.status_report import StatusReport, gather_status, render_json, render_text
 
 LEASE = timedelta(seconds=60)
+# The kinds this report is given: its input, not the production list (rendering
+# tests need a fixed one; tests of the production kinds derive them from WorkKind).
 KINDS = ["token_cleanup", "work_item_retention"]
 DATABASE = "postgresql://wq:***@db/queue"
 T0 = datetime(2026, 1, 1, tzinfo=UTC)

@@ -12,7 +12,7 @@ import pytest
 from jinja2 import UndefinedError
 from pydantic import SecretStr
 from web_world import KINDS, WebWorld
-from worker_world import WorkerWorld
+from worker_world import PRODUCTION_KINDS, WorkerWorld
 
 from domain import StoreUnavailableError, TokenCleanup, WorkItem, WorkStatus
 from entrypoints.exit_status import ExitStatus, exit_status_for
@@ -272,7 +272,7 @@ class TestWiring:
         overview = await reader.read()
 
         assert await provide(web.app) is app
-        assert sorted(overview.counts) == ["token_cleanup", "work_item_retention"]
+        assert sorted(overview.counts) == PRODUCTION_KINDS
         assert overview.counts["token_cleanup"][WorkStatus.QUEUED] == 1
         services = app.state.services
         assert services.overview is reader
@@ -294,7 +294,7 @@ class TestWiring:
         assert actions.token == "t" * SHORTEST_TOKEN
         assert actions.store is await provide(core.work_store)
         assert actions.queue is await provide(core.work_queue)
-        assert actions.decode == (await provide(core.registry)).decode
+        assert actions.decode == (await provide(core.catalog)).decode
         await (await provide(web.overview)).close()
 
 

@@ -6,7 +6,7 @@ import logging
 import re
 
 import pytest
-from web_world import LEASE, WebWorld
+from web_world import KINDS, LEASE, WebWorld
 
 from domain import TokenCleanup, WorkItemRetention, WorkStatus
 from entrypoints.web.app import SECURITY_HEADERS
@@ -78,9 +78,7 @@ class TestOverview:
 
         assert document["oldest_queued"] == {}
         assert document["oldest_queued_age_seconds"] is None
-        assert document["counts"] == {
-            kind: zero_counts() for kind in ("token_cleanup", "work_item_retention")
-        }
+        assert document["counts"] == {kind: zero_counts() for kind in KINDS}
 
     async def test_the_page_shows_counts_running_queued_and_failures(self, world: WebWorld) -> None:
         failed = await world.failed("RuntimeError: disk full")

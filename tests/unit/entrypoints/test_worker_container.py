@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from dependency_injector import providers
 from dependency_injector.errors import Error as DependencyError
-from worker_world import SECRET, WorkerWorld
+from worker_world import PRODUCTION_KINDS, SECRET, WorkerWorld, periodic_kinds
 
 from adapters.memory import InMemoryRefreshTokenStore
 from adapters.postgres import SchemaNotCurrentError
@@ -103,7 +103,7 @@ async def test_settings_reach_the_services_they_tune(world: WorkerWorld) -> None
 async def test_the_registry_serves_every_production_kind(world: WorkerWorld) -> None:
     registry = await provide(world.container().registry)
 
-    assert registry.kinds == {"token_cleanup", "work_item_retention"}
+    assert registry.kinds == set(PRODUCTION_KINDS)
     assert registry.payload_type("token_cleanup") is TokenCleanup
     assert registry.payload_type("work_item_retention") is WorkItemRetention
 
@@ -124,10 +124,7 @@ async def test_a_worker_on_in_memory_adapters_runs_both_periodic_kinds(
     running = asyncio.create_task(run_worker(container, stop_signals=()))
     await world.clock.settle()
 
-    assert await statuses(world) == {
-        "token_cleanup": WorkStatus.SUCCEEDED,
-        "work_item_retention": WorkStatus.SUCCEEDED,
-    }
+    assert await statuses(world) == dict.fromkeys(periodic_kinds(), WorkStatus.SUCCEEDED)
     container.worker().stop()
     await running
 
@@ -184,7 +181,7 @@ async def test_the_started_line_names_worker_kinds_and_database_without_its_pass
 
     (started,) = [r for r in caplog.records if r.getMessage() == "worker started"]
     assert started.__dict__["worker_id"] == "w-9"
-    assert started.__dict__["kinds"] == ["token_cleanup", "work_item_retention"]
+    assert started.__dict__["kinds"] == PRODUCTION_KINDS
     assert started.__dict__["database"] == "postgresql://wq:***@db.example:5432/queue"
     assert SECRET not in caplog.text
 
@@ -325,7 +322,7 @@ def test_every_other_setting_reaches_the_argument_it_sets_with_its_own_type() ->
 
     database = {name: value() for name, value in container.database.kwargs.items()}
     pool = {name: container.pool.kwargs[name]() for name in ("min_size", "max_size", "attempts")}
-    token_cleanup, retention = container.handlers.args
+    token_cleanup, retention = container.built_in_handlers.args
 
     assert database == {
         "database_url": settings.database_url,

@@ -146,7 +146,8 @@ def test_an_override_wins_over_the_environment(monkeypatch: pytest.MonkeyPatch) 
         ),
         (
             {"WORKQUEUE_POLL_INTERVAL": "soon"},
-            "invalid setting WORKQUEUE_POLL_INTERVAL: Input should be a valid timedelta",
+            "invalid setting WORKQUEUE_POLL_INTERVAL: expected a duration like 30s, 5m, 1h "
+            "or a number of seconds",
         ),
         ({"WORKQUEUE_MAX_STALLS": "0"}, "invalid setting WORKQUEUE_MAX_STALLS: must be at least 1"),
         (
@@ -279,9 +280,37 @@ def test_a_duration_is_seconds_or_a_number_with_a_unit(text: object, duration: t
     assert parse_duration(text) == duration
 
 
-@pytest.mark.parametrize("value", [True, "P30D", "soon", timedelta(hours=1)])
-def test_what_is_not_a_number_of_seconds_is_left_for_pydantic(value: object) -> None:
+@pytest.mark.parametrize("value", [True, "P30D", "-pt5m", "01:30:00", timedelta(hours=1)])
+def test_what_pydantic_reads_as_a_duration_is_left_for_it(value: object) -> None:
     assert parse_duration(value) == value
+
+
+@pytest.mark.parametrize("text", ["5x", "soon", "", "1 hour", "5 m s"])
+def test_text_that_is_no_duration_is_told_what_a_duration_looks_like(text: str) -> None:
+    with pytest.raises(ValueError) as refused:
+        parse_duration(text)
+
+    assert str(refused.value) == "expected a duration like 30s, 5m, 1h or a number of seconds"
+
+
+def test_a_setting_that_is_no_duration_names_the_setting_and_the_form(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("WORKQUEUE_LEASE_DURATION", "5x")
+
+    with pytest.raises(SettingsError) as refused:
+        load_settings()
+
+    assert str(refused.value) == (
+        "invalid setting WORKQUEUE_LEASE_DURATION: "
+        "expected a duration like 30s, 5m, 1h or a number of seconds"
+    )
+
+
+def test_an_iso_duration_is_read_by_pydantic(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("WORKQUEUE_RETENTION", "P7D")
+
+    assert load_settings().retention == timedelta(days=7)
 
 
 @pytest.mark.parametrize("text", ["1" + "0" * 20, "100000000000d"])

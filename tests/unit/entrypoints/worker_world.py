@@ -24,10 +24,21 @@ from adapters.memory import (
 )
 from adapters.postgres import SchemaNotCurrentError
 from adapters.testing import FakeClock
+from domain import WorkKind, kind_name
 from entrypoints.cli import ContainerFactory, main
 from entrypoints.worker.container import WorkerContainer, build_container
 from entrypoints.worker.database import DatabaseTarget
 from entrypoints.worker.settings import WorkerSettings
+
+# Derived, never listed: adding a kind as the README says needs no test edited.
+PRODUCTION_KINDS = sorted(kind_name(kind) for kind in WorkKind)
+
+
+def periodic_kinds() -> list[str]:
+    """The built-in kinds with a schedule, as the production container declares them."""
+    container = build_container(WorkerSettings(worker_id="periodic-kinds"))
+    return sorted(schedule.kind for schedule in container.built_in_schedules())
+
 
 # A URL with a password, so every test that shows the database also shows it is hidden.
 SECRET = "s3cret-pw"
