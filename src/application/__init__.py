@@ -5,7 +5,8 @@ adapter: the composition root wires the store, the queue and the clock in.
 
 Every default of the services is defined once, here: :data:`DEFAULT_EXECUTOR_SETTINGS`
 (heartbeat, lease, error and progress bounds), :data:`DEFAULT_POLL_INTERVAL`,
-:data:`DEFAULT_MAX_STALLS`; the worker's settings take theirs from these.
+:data:`DEFAULT_MAX_STALLS`, :data:`DEFAULT_CONCURRENCY`; the worker's settings take
+theirs from these.
 """
 
 from __future__ import annotations
@@ -21,12 +22,14 @@ from application.execution import (
     error_text,
 )
 from application.executor import WorkExecutor
+from application.lanes import DEFAULT_CONCURRENCY, ExecutorLanes
 from application.recovery import DEFAULT_MAX_STALLS, LeaseRecovery
 from application.registry import KindRegistry, describe_validation_error
 from application.scheduler import ScheduleOutcome, ScheduleStatus, WorkScheduler
 from application.worker import DEFAULT_POLL_INTERVAL, Worker
 
 __all__ = [
+    "DEFAULT_CONCURRENCY",
     "DEFAULT_EXECUTOR_SETTINGS",
     "DEFAULT_MAX_PROGRESS_BYTES",
     "DEFAULT_MAX_STALLS",
@@ -35,6 +38,7 @@ __all__ = [
     "ExecutionContext",
     "ExecutionOutcome",
     "ExecutionStatus",
+    "ExecutorLanes",
     "ExecutorSettings",
     "KindRegistry",
     "LeaseRecovery",

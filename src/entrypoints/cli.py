@@ -60,6 +60,11 @@ def build_parser() -> argparse.ArgumentParser:
         choices=["text", "json"],
         help="log line format (default: WORKQUEUE_LOG_FORMAT, else text)",
     )
+    worker.add_argument(
+        "--concurrency",
+        metavar="N",
+        help="run N items at a time in this process (default: WORKQUEUE_CONCURRENCY, else 1)",
+    )
 
     commands.add_parser("migrate", help="apply pending migrations and say which")
 
@@ -123,6 +128,16 @@ async def _run(
         await shutdown_resources(container)
 
 
+def _worker_flags(args: argparse.Namespace) -> dict[str, str]:
+    """The settings ``worker``'s flags give; each wins over its WORKQUEUE_* variable.
+
+    Passed on as text, so a flag is checked (and refused) exactly as its variable is.
+    """
+    flags = {"log_format": getattr(args, "log_format", None)}
+    flags["concurrency"] = getattr(args, "concurrency", None)
+    return {name: value for name, value in flags.items() if value is not None}
+
+
 def _fail(message: str, err: TextIO) -> None:
     # One line, whatever the error said: an operator greps for it, a script reads it.
     line = " ".join(mask_url_passwords(message).split())
@@ -152,10 +167,8 @@ def main(
         # argparse has printed usage (or help); keep its status, 2 or 0.
         return ExitStatus(int(exit_.code or 0))
 
-    # Only `worker` has --log-format; given, it wins over WORKQUEUE_LOG_FORMAT.
-    log_format = getattr(args, "log_format", None)
     try:
-        settings = load_settings(log_format=log_format) if log_format else load_settings()
+        settings = load_settings(**_worker_flags(args))
     except SettingsError as error:
         _fail(str(error), err)
         return ExitStatus.USAGE

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import inspect
 import logging
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from dependency_injector import containers, providers
 
@@ -29,13 +29,14 @@ from application.recovery import LeaseRecovery
 from application.registry import KindRegistry
 from application.scheduler import WorkScheduler
 from application.worker import Worker
-from domain import TokenCleanup, WorkItemRetention, WorkKind, WorkSchedule
+from domain import Clock, TokenCleanup, WorkItemRetention, WorkKind, WorkSchedule, WorkStore
 from entrypoints.worker.database import (
     open_database,
     open_notifications,
     open_pool,
     open_work_queue,
     open_work_store,
+    pool_max_size_for,
 )
 from entrypoints.worker.handlers import TokenCleanupHandler, WorkItemRetentionHandler
 from entrypoints.worker.schema import PostgresSchema
@@ -46,6 +47,31 @@ __all__ = ["WorkerContainer", "build_container", "provide", "shutdown_resources"
 T = TypeVar("T")
 
 logger = logging.getLogger("workqueue.container")
+
+
+def executors_for(
+    store: WorkStore,
+    registry: KindRegistry[Any],
+    clock: Clock,
+    *,
+    worker_id: str,
+    settings: ExecutorSettings,
+    concurrency: int,
+) -> tuple[WorkExecutor, ...]:
+    """``concurrency`` executors on the one store, each stamping ``worker_id`` on its items.
+
+    The lanes share the worker's id: the process is the worker, and every write is
+    fenced by its item's attempt, not by who claimed it.
+    """
+    return tuple(
+        WorkExecutor(store, registry, clock, worker_id=worker_id, settings=settings)
+        for _ in range(concurrency)
+    )
+
+
+def first_executor(executors: tuple[WorkExecutor, ...]) -> WorkExecutor:
+    """The first lane's executor."""
+    return executors[0]
 
 
 class WorkerContainer(containers.DeclarativeContainer):
@@ -69,7 +95,12 @@ class WorkerContainer(containers.DeclarativeContainer):
         database,
         clock=clock,
         min_size=settings.provided.pool_min_size,
-        max_size=settings.provided.pool_max_size,
+        max_size=providers.Callable(
+            pool_max_size_for,
+            settings.provided.pool_max_size,
+            concurrency=settings.provided.concurrency,
+            min_size=settings.provided.pool_min_size,
+        ),
         attempts=settings.provided.connect_attempts,
     )
     schema = providers.Singleton(PostgresSchema, pool)
@@ -124,21 +155,25 @@ class WorkerContainer(containers.DeclarativeContainer):
         max_error_length=settings.provided.max_error_length,
         max_progress_bytes=settings.provided.max_progress_bytes,
     )
-    executor = providers.Singleton(
-        WorkExecutor,
+    # One executor per lane (WORKQUEUE_CONCURRENCY), all on the one store and pool.
+    executors = providers.Singleton(
+        executors_for,
         work_store,
         registry,
         clock,
         worker_id=settings.provided.worker_id,
         settings=executor_settings,
+        concurrency=settings.provided.concurrency,
     )
+    # The first lane's: what the start-up line names.
+    executor = providers.Singleton(first_executor, executors)
     scheduler = providers.Singleton(WorkScheduler, work_queue, schedules)
     recovery = providers.Singleton(
         LeaseRecovery, work_store, max_stalls=settings.provided.max_stalls
     )
     worker = providers.Singleton(
         Worker,
-        executor=executor,
+        executor=executors,
         scheduler=scheduler,
         recovery=recovery,
         clock=clock,

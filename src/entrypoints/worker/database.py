@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 from pydantic import SecretStr
 
 from adapters.postgres import (
+    DEFAULT_POOL_MAX_SIZE,
     PostgresWorkNotifications,
     PostgresWorkQueue,
     PostgresWorkStore,
@@ -43,6 +44,7 @@ __all__ = [
     "open_pool",
     "open_work_queue",
     "open_work_store",
+    "pool_max_size_for",
     "retry_delays",
 ]
 
@@ -101,6 +103,20 @@ async def open_database(
         yield DatabaseTarget(dsn=server.dsn, embedded_data_dir=server.data_dir)
     finally:
         await asyncio.to_thread(server.stop)
+
+
+def pool_max_size_for(configured: int | None, *, concurrency: int, min_size: int) -> int:
+    """The pool's largest size: ``WORKQUEUE_POOL_MAX_SIZE`` if set, else sized for the lanes.
+
+    One lane's worker needs :data:`~adapters.postgres.DEFAULT_POOL_MAX_SIZE` (its
+    store's and its queue's kept connections, a heartbeat's, one spare); each
+    further lane sends its own claims and outcomes, so it gets one more. A heartbeat
+    is one short statement each interval and borrows whatever is free. Never below
+    ``min_size``.
+    """
+    if configured is not None:
+        return configured
+    return max(DEFAULT_POOL_MAX_SIZE + concurrency - 1, min_size)
 
 
 def retry_delays(attempts: int, *, first: float = 0.5, longest: float = 4.0) -> list[float]:
