@@ -102,6 +102,7 @@ class WorkerContainer(containers.DeclarativeContainer):
             min_size=settings.provided.pool_min_size,
         ),
         attempts=settings.provided.connect_attempts,
+        transaction_pooling=settings.provided.transaction_pooling,
     )
     schema = providers.Singleton(PostgresSchema, pool)
 
@@ -111,7 +112,12 @@ class WorkerContainer(containers.DeclarativeContainer):
     refresh_tokens = providers.Singleton(PostgresRefreshTokenStore, pool)
     # Read-only: what `workqueue status` and `workqueue web` show.
     work_monitor = providers.Singleton(PostgresWorkMonitor, pool)
-    notifications = providers.Resource(open_notifications, database)
+    notifications = providers.Resource(
+        open_notifications,
+        database,
+        listen_url=settings.provided.listen_database_url,
+        transaction_pooling=settings.provided.transaction_pooling,
+    )
 
     payload_types = providers.List(
         providers.Object(TokenCleanup),

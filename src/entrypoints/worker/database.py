@@ -131,8 +131,13 @@ async def open_pool(
     min_size: int,
     max_size: int,
     attempts: int,
+    transaction_pooling: bool = False,
 ) -> AsyncIterator[asyncpg.Pool]:
     """Container resource: a connection pool on ``database``, closed at shutdown.
+
+    With ``transaction_pooling`` (the database URL is a pooler in transaction
+    mode, such as PgBouncer) asyncpg keeps no prepared statements: each
+    transaction may reach another server connection, where they do not exist.
 
     A lost or refused connection is retried ``attempts`` times in all, waiting on
     ``clock`` between tries; any other error (a wrong password, a missing
@@ -141,6 +146,7 @@ async def open_pool(
     :raises DatabaseUnreachableError: when no attempt succeeds.
     """
     delays = retry_delays(attempts)
+    no_statement_cache = {"statement_cache_size": 0} if transaction_pooling else {}
     # Ends in the break, or in the raise once the attempts are used up.
     for attempt in itertools.count(1):
         try:
@@ -149,6 +155,7 @@ async def open_pool(
                 min_size=min_size,
                 max_size=max_size,
                 timeout=CONNECT_TIMEOUT_SECONDS,
+                **no_statement_cache,
             )
             break
         except Exception as error:
@@ -193,13 +200,30 @@ async def open_work_queue(pool: asyncpg.Pool, clock: Clock) -> AsyncIterator[Pos
         await queue.close()
 
 
-async def open_notifications(database: DatabaseTarget) -> AsyncIterator[PostgresWorkNotifications]:
-    """Container resource: LISTEN for new work on ``database``, stopped at shutdown.
+async def open_notifications(
+    database: DatabaseTarget,
+    *,
+    listen_url: SecretStr | None = None,
+    transaction_pooling: bool = False,
+) -> AsyncIterator[PostgresWorkNotifications | None]:
+    """Container resource: LISTEN for new work, stopped at shutdown; None when none can be.
 
+    The listener connects to ``listen_url`` when one is given (a direct
+    connection beside a pooler), else to ``database``. Through a pooler in
+    transaction mode (``transaction_pooling``) without a ``listen_url`` there is
+    no session to LISTEN in: there are no notifications and the worker polls.
     The listening connection opens on the first wait, not here, so a database
     that is slow to answer delays nothing but the first early wake-up.
     """
-    notifications = PostgresWorkNotifications(database.dsn)
+    if listen_url is None and transaction_pooling:
+        logger.info(
+            "no LISTEN through a transaction pooler: set %s to be woken early; polling",
+            "WORKQUEUE_LISTEN_DATABASE_URL",
+        )
+        yield None
+        return
+    dsn = database.dsn if listen_url is None else listen_url.get_secret_value()
+    notifications = PostgresWorkNotifications(dsn)
     try:
         yield notifications
     finally:

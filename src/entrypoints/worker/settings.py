@@ -192,6 +192,12 @@ class WorkerSettings(BaseSettings):
 
     # Read by the CLI to choose the database: unset starts the embedded PostgreSQL.
     database_url: _DatabaseUrl = None
+    # Read by the pool: database_url is a pooler in transaction mode (PgBouncer),
+    # so no statement cache, and no LISTEN there (ADR 0021).
+    transaction_pooling: bool = False
+    # Read by the listener: where it LISTENs instead of database_url (a direct
+    # connection beside a pooler); unset, database_url, or polling when pooled.
+    listen_database_url: _DatabaseUrl = None
     # Read by the embedded PostgreSQL (entrypoints.worker.embedded) when database_url is unset.
     embedded_data_dir: Path = Field(default_factory=default_embedded_data_dir)
     # Read by `workqueue worker`: apply pending migrations before the first claim.

@@ -462,3 +462,27 @@ def test_text_no_setting_can_use_is_refused_saying_why(
         load_settings(**{setting: value})
 
     assert str(refused.value) == f"invalid setting WORKQUEUE_{setting.upper()}: {message}"
+
+
+class TestTheSettingsOfAPooledDatabase:
+    def test_by_default_the_database_is_no_pooler_and_the_listener_uses_its_url(self) -> None:
+        settings = load_settings()
+
+        assert (settings.transaction_pooling, settings.listen_database_url) == (False, None)
+
+    def test_the_listen_url_is_checked_like_the_database_url_and_never_shown(
+        self, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        monkeypatch.setenv("WORKQUEUE_TRANSACTION_POOLING", "true")
+        monkeypatch.setenv("WORKQUEUE_LISTEN_DATABASE_URL", f"postgresql://u:{SECRET}@db/q")
+
+        settings = load_settings()
+
+        assert settings.transaction_pooling is True
+        assert settings.listen_database_url is not None
+        assert SECRET not in repr(settings)
+        with pytest.raises(SettingsError) as refused:
+            load_settings(listen_database_url=f"mysql://u:{SECRET}@db/q")
+        assert str(refused.value) == (
+            "invalid setting WORKQUEUE_LISTEN_DATABASE_URL: must be a postgresql:// URL"
+        )
