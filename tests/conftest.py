@@ -42,7 +42,7 @@ from hypothesis import Phase, settings
 from adapters.postgres import redact_dsn
 from adapters.testing.contract import fail_if_hung
 from adapters.testing.postgres import DATABASE_URL_VARIABLE, no_postgres
-from pgbouncer_support import PgBouncer, find_pgbouncer
+from pgbouncer_support import PgBouncer, find_pgbouncer, reaches_over_tcp
 
 pytest_plugins = ["adapters.testing.postgres.plugin"]
 
@@ -183,11 +183,16 @@ def pgbouncer(postgres_admin_url: str) -> Iterator[PgBouncer]:
     Skipped when pgbouncer is not installed, except under ``CI=true``.
     """
     executable = find_pgbouncer()
+    message = None
     if executable is None:
         message = "pgbouncer is not installed (apt-get install pgbouncer)"
+    elif os.geteuid() == 0 and not reaches_over_tcp(postgres_admin_url):
+        message = "pgbouncer runs as nobody here, who cannot reach the test server's socket"
+    if message is not None:
         if os.environ.get("CI") == "true":
             pytest.fail(message)
         pytest.skip(message)
+    assert executable is not None
     bouncer = PgBouncer(executable, postgres_admin_url, pool_size=PGBOUNCER_POOL_SIZE)
     try:
         yield bouncer

@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-__all__ = ["PgBouncer", "find_pgbouncer", "pgbouncer_url"]
+__all__ = ["PgBouncer", "find_pgbouncer", "pgbouncer_url", "reaches_over_tcp"]
 
 
 def find_pgbouncer() -> str | None:
@@ -44,6 +44,11 @@ def _server_of(database_url: str) -> tuple[str, int]:
     query = dict(parse_qsl(parts.query))
     host = query.get("host") or parts.hostname or "127.0.0.1"
     return host, int(query.get("port") or parts.port or 5432)
+
+
+def reaches_over_tcp(database_url: str) -> bool:
+    """Whether the URL's server is a TCP address, not a socket directory."""
+    return not _server_of(database_url)[0].startswith("/")
 
 
 class PgBouncer:
