@@ -42,7 +42,7 @@ from hypothesis import Phase, settings
 from adapters.postgres import redact_dsn
 from adapters.testing.contract import fail_if_hung
 from adapters.testing.postgres import DATABASE_URL_VARIABLE, no_postgres
-from pgbouncer_support import PgBouncer, find_pgbouncer, reaches_over_tcp
+from adapters.testing.postgres.pgbouncer import PgBouncer, find_pgbouncer, reaches_over_tcp
 
 pytest_plugins = ["adapters.testing.postgres.plugin"]
 

@@ -85,7 +85,7 @@ class PgBouncer:
             for name in ("users.txt", "pgbouncer.ini"):
                 (directory / name).chmod(0o644)
         with (directory / "stderr.txt").open("wb") as said:
-            self._process = subprocess.Popen(
+            self._process = subprocess.Popen(  # noqa: S603 - the pgbouncer found on PATH
                 [executable, *as_root, str(directory / "pgbouncer.ini")],
                 stdout=said,
                 stderr=subprocess.STDOUT,
