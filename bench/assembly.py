@@ -60,13 +60,20 @@ def build_worker(
     settings: ExecutorSettings = DEFAULT_EXECUTOR_SETTINGS,
     notifications: PostgresWorkNotifications | None = None,
     poll_interval: timedelta = DEFAULT_POLL_INTERVAL,
+    concurrency: int = 1,
 ) -> Worker:
-    """A :class:`~application.Worker` over its own store on ``pool``, as the container wires one."""
+    """A :class:`~application.Worker` over its own store on ``pool``, as the container wires one.
+
+    ``concurrency`` executors on that one store, as ``WORKQUEUE_CONCURRENCY`` gives them.
+    """
     clock = clock or SystemClock()
     store = PostgresWorkStore(pool, clock)
-    executor = WorkExecutor(store, registry, clock, worker_id=worker_id, settings=settings)
+    executors = [
+        WorkExecutor(store, registry, clock, worker_id=worker_id, settings=settings)
+        for _ in range(concurrency)
+    ]
     return Worker(
-        executor=executor,
+        executor=executors[0] if concurrency == 1 else executors,
         scheduler=WorkScheduler(PostgresWorkQueue(pool, clock), []),
         recovery=LeaseRecovery(store),
         clock=clock,
