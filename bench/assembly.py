@@ -30,6 +30,7 @@ from application import (
 )
 from bench.kinds import BenchKind, BusyHandler, BusyJob, NoopHandler, NoopJob
 from domain import Clock
+from entrypoints.worker.container import lane_stores
 from entrypoints.worker.log_format import configure_logging
 
 __all__ = ["EVENT_LOOPS", "bench_registry", "build_worker", "configure_bench_logging", "run_on"]
@@ -64,13 +65,14 @@ def build_worker(
 ) -> Worker:
     """A :class:`~application.Worker` over its own store on ``pool``, as the container wires one.
 
-    ``concurrency`` executors on that one store, as ``WORKQUEUE_CONCURRENCY`` gives them.
+    ``concurrency`` executors, each lane on a sibling of that store, as
+    ``WORKQUEUE_CONCURRENCY`` gives them.
     """
     clock = clock or SystemClock()
     store = PostgresWorkStore(pool, clock)
     executors = [
-        WorkExecutor(store, registry, clock, worker_id=worker_id, settings=settings)
-        for _ in range(concurrency)
+        WorkExecutor(lane_store, registry, clock, worker_id=worker_id, settings=settings)
+        for lane_store in lane_stores(store, concurrency)
     ]
     return Worker(
         executor=executors[0] if concurrency == 1 else executors,

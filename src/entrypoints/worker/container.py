@@ -22,7 +22,7 @@ from typing import Any, TypeVar
 from dependency_injector import containers, providers
 
 from adapters.clock import SystemClock
-from adapters.postgres import PostgresRefreshTokenStore, PostgresWorkMonitor
+from adapters.postgres import PostgresRefreshTokenStore, PostgresWorkMonitor, PostgresWorkStore
 from application.execution import ExecutorSettings
 from application.executor import WorkExecutor
 from application.recovery import LeaseRecovery
@@ -58,15 +58,25 @@ def executors_for(
     settings: ExecutorSettings,
     concurrency: int,
 ) -> tuple[WorkExecutor, ...]:
-    """``concurrency`` executors on the one store, each stamping ``worker_id`` on its items.
+    """``concurrency`` executors, each stamping ``worker_id`` on its items.
 
-    The lanes share the worker's id: the process is the worker, and every write is
-    fenced by its item's attempt, not by who claimed it.
+    The first runs on ``store``; on PostgreSQL each further one on a sibling store
+    of the same pool (:meth:`PostgresWorkStore.sibling`, closed with ``store``)
+    that keeps a connection of its own; any other store is shared. The lanes share
+    the worker's id: the process is the worker, and every write is fenced by its
+    item's attempt, not by who claimed it.
     """
     return tuple(
-        WorkExecutor(store, registry, clock, worker_id=worker_id, settings=settings)
-        for _ in range(concurrency)
+        WorkExecutor(lane_store, registry, clock, worker_id=worker_id, settings=settings)
+        for lane_store in lane_stores(store, concurrency)
     )
+
+
+def lane_stores(store: WorkStore, concurrency: int) -> list[WorkStore]:
+    """The store of each of ``concurrency`` lanes: ``store`` first, then its siblings."""
+    if isinstance(store, PostgresWorkStore):
+        return [store, *(store.sibling() for _ in range(concurrency - 1))]
+    return [store] * concurrency
 
 
 def first_executor(executors: tuple[WorkExecutor, ...]) -> WorkExecutor:

@@ -10,14 +10,17 @@ from collections.abc import AsyncIterator
 from datetime import timedelta
 from enum import StrEnum
 from pathlib import Path
+from typing import cast
 
+import asyncpg
 import pytest
 from dependency_injector import providers
 from dependency_injector.errors import Error as DependencyError
 from worker_world import SECRET, WorkerWorld
 
 from adapters.memory import InMemoryRefreshTokenStore
-from adapters.postgres import SchemaNotCurrentError
+from adapters.postgres import PostgresWorkStore, SchemaNotCurrentError
+from adapters.testing import FakeClock
 from application.execution import ExecutorSettings
 from application.registry import KindRegistry
 from domain import (
@@ -32,6 +35,7 @@ from domain import (
 from entrypoints.worker.container import (
     WorkerContainer,
     build_container,
+    lane_stores,
     provide,
     shutdown_resources,
 )
@@ -343,3 +347,19 @@ def test_a_container_given_no_settings_refuses_to_build_anything_that_needs_them
 
     with pytest.raises(DependencyError, match=r'Dependency "WorkerContainer\.settings" is not'):
         container.executor_settings()
+
+
+class TestEachLaneKeepsAConnectionOfItsOwn:
+    def test_on_postgresql_each_further_lane_gets_a_sibling_store(self) -> None:
+        store = PostgresWorkStore(cast(asyncpg.Pool, object()), FakeClock())
+
+        stores = lane_stores(store, 3)
+
+        assert stores[0] is store
+        assert len({id(lane) for lane in stores}) == 3
+        assert all(isinstance(lane, PostgresWorkStore) for lane in stores)
+
+    def test_any_other_store_is_shared_by_the_lanes(self, world: WorkerWorld) -> None:
+        store = world.store
+
+        assert lane_stores(store, 3) == [store, store, store]
