@@ -15,6 +15,13 @@
   connections PgBouncer served, and items lost (target 0). Needs pgbouncer and a
   server reachable over TCP (``--database-url``); skipped otherwise.
 
+- **L4, PgQueuer 1.6 beside L2**: the same 5,000 no-op jobs drained by PgQueuer
+  in its default mode (one ``QueueManager``, no concurrency limit, batches of 10;
+  ``bench/pgqueuer_drain.py``) in a fresh database, right after L2. It runs in a
+  virtualenv of its own, named by ``BENCH_PGQUEUER_PYTHON`` (default
+  ``.venv-pgqueuer/bin/python``); skipped when there is none. Target: workqueue's
+  one process at N = 4 at least 1.0x PgQueuer.
+
 Every worker is a process of its own (:mod:`bench.workloads.worker_process`), built
 and ready before the clock starts; the clock runs from the go to the last
 ``finished_at``.
@@ -24,6 +31,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
 import tempfile
 import time
@@ -67,6 +75,10 @@ async def lanes(server: BenchServer, settings: BenchSettings) -> WorkloadReport:
                 "l2_cpu_n4", "L2 worker CPU per no-op item, N=4", "ms", target=Target(0.25, False)
             ),
             Figure("l2_cpu_n1", "L2 worker CPU per no-op item, 4 x N=1", "ms"),
+            Figure("l4_pgqueuer", "L4 PgQueuer 1.6 default mode, no-op drain", "jobs/s"),
+            Figure(
+                "l4_ratio", "L4 workqueue 1 process N=4 / PgQueuer", "x", target=Target(1.0, True)
+            ),
             Figure("l3_jobs", "L3 200 workers via PgBouncer, 200 ms items", "jobs/s"),
             Figure("l3_server_connections", "L3 most server connections", "conns"),
             Figure("l3_lost", "L3 items lost", "items", target=Target(0, False)),
@@ -98,6 +110,11 @@ async def lanes(server: BenchServer, settings: BenchSettings) -> WorkloadReport:
         report.figure("l2_cpu_n4").values.append(one["cpu_ms_per_item"])
         report.figure("l2_cpu_n1").values.append(four["cpu_ms_per_item"])
         details |= {"l1": io, "l2_n4": one, "l2_n1": four}
+        pgqueuer = await _pgqueuer_drain(server, settings.drain_items, run)
+        if pgqueuer is not None:
+            report.figure("l4_pgqueuer").values.append(pgqueuer["jobs_per_s"])
+            report.figure("l4_ratio").values.append(one["jobs_per_s"] / pgqueuer["jobs_per_s"])
+            details["l4"] = pgqueuer
         fleet = await _through_pgbouncer(server, settings, run)
         if fleet is not None:
             report.figure("l3_jobs").values.append(fleet["jobs_per_s"])
@@ -106,6 +123,23 @@ async def lanes(server: BenchServer, settings: BenchSettings) -> WorkloadReport:
             details["l3"] = fleet
         report.runs.append(details)
     return report
+
+
+async def _pgqueuer_drain(server: BenchServer, items: int, run: int) -> dict[str, Any] | None:
+    python = os.environ.get("BENCH_PGQUEUER_PYTHON", ".venv-pgqueuer/bin/python")
+    if not os.access(python, os.X_OK):
+        print(f"L4 skipped: no PgQueuer virtualenv at {python}", flush=True)
+        return None
+    script = Path(__file__).parent.parent / "pgqueuer_drain.py"
+    async with server.fresh_database(f"bench_l4_run{run}") as dsn:
+        process = await asyncio.create_subprocess_exec(
+            python, str(script), dsn, str(items), stdout=asyncio.subprocess.PIPE
+        )
+        out, _ = await process.communicate()
+    if process.returncode != 0:
+        raise RuntimeError(f"the PgQueuer drain exited with {process.returncode}")
+    result: dict[str, Any] = json.loads(out.decode().strip().splitlines()[-1])
+    return result
 
 
 async def _through_pgbouncer(
