@@ -60,17 +60,10 @@ class ExecutorLanes:
         """One per lane."""
         return self._executors
 
-    @property
-    def asleep(self) -> int:
-        """How many lanes are waiting to be woken."""
-        return len(self._asleep)
-
-    def wake(self) -> bool:
-        """Wake one sleeping lane, if any; returns whether one was woken."""
-        if not self._asleep:
-            return False
-        self._asleep.pop(0).set()
-        return True
+    def wake(self) -> None:
+        """Wake one sleeping lane, the one asleep longest; none if every lane is busy."""
+        if self._asleep:
+            self._asleep.pop(0).set()
 
     def stop(self) -> None:
         """Stop every executor (each releases its item) and end every lane; idempotent."""
@@ -90,12 +83,10 @@ class ExecutorLanes:
         never lost. Cancelling the task cancels the lanes, whose executors release
         their items, and it ends once they have.
         """
-        lanes = []
-        for index, executor in enumerate(self._executors, start=1):
-            woken = self._fall_asleep()
-            lanes.append(
-                asyncio.create_task(self._lane(executor, woken), name=f"workqueue-lane-{index}")
-            )
+        lanes = [
+            asyncio.create_task(self._lane(executor, self._fall_asleep()))
+            for executor in self._executors
+        ]
         return asyncio.create_task(_join(lanes))
 
     def _fall_asleep(self) -> asyncio.Event:

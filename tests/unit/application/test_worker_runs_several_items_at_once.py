@@ -10,13 +10,14 @@ from __future__ import annotations
 import asyncio
 import logging
 from datetime import timedelta
+from typing import Any
 
 import pytest
 from service_bench import Bench
 from worker_bench import WORKER_LOG, RoundTripStore, start, statuses, stopped, takes, worker_lines
 
 from application import ExecutorLanes, LeaseRecovery, Worker, WorkScheduler
-from domain import WorkContext, WorkNotifications, WorkStatus
+from domain import StoreUnavailableError, WorkContext, WorkNotifications, WorkStatus
 
 
 def lanes_worker(
@@ -295,3 +296,42 @@ class TestStopping:
         ready.set()
         await stopped(bench, the_worker, task)
         assert (await bench.item(stubborn_id)).status == WorkStatus.SUCCEEDED
+
+
+class ClaimsFailOnce:
+    """The bench's store, whose first claim fails as an unreachable store's would."""
+
+    def __init__(self, inner: RoundTripStore) -> None:
+        self.inner = inner
+        self.failed = False
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    async def claim(self, *args: Any, **kwargs: Any) -> Any:
+        if not self.failed:
+            self.failed = True
+            raise StoreUnavailableError("connection lost")
+        return await self.inner.claim(*args, **kwargs)
+
+
+class TestAnUnreachableStore:
+    async def test_a_lane_that_cannot_claim_says_so_and_sleeps_until_the_next_poll(
+        self,
+        bench: Bench,
+        store: RoundTripStore,
+        running: Running,
+        debug_log: pytest.LogCaptureFixture,
+    ) -> None:
+        item_id = await bench.enqueue("later")
+        failing = ClaimsFailOnce(store)
+        the_worker = lanes_worker(bench, failing, 2, poll_interval=5)  # type: ignore[arg-type]
+
+        await start(bench, the_worker, running)
+        assert bench.script.started == []
+        await bench.clock.advance(5)
+
+        assert bench.script.started == ["later"]
+        assert (await bench.item(item_id)).status == WorkStatus.SUCCEEDED
+        lines = [(r.levelname, r.getMessage()) for r in debug_log.records if r.name == WORKER_LOG]
+        assert ("DEBUG", "a lane stopped claiming: connection lost") in lines
