@@ -96,11 +96,9 @@ class ExecutorLanes:
 
     async def _lane(self, executor: WorkExecutor, woken: asyncio.Event) -> None:
         while True:
-            try:
-                await woken.wait()
-            finally:
-                if woken in self._asleep:
-                    self._asleep.remove(woken)
+            # wake() and stop() take the event off the sleepers before they set it. A
+            # lane cancelled asleep leaves its event behind: the lanes are ending then.
+            await woken.wait()
             if self._stopping:
                 return
             await self._run_items(executor)
