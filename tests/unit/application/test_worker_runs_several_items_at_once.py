@@ -84,6 +84,16 @@ class TestSeveralItemsAtOnce:
 
         assert (the_worker.concurrency, bench.script.started) == (1, ["a"])
 
+    async def test_a_cycle_of_a_worker_of_lanes_recovers_schedules_and_leaves_the_items_to_them(
+        self, bench: Bench, store: RoundTripStore
+    ) -> None:
+        await bench.enqueue("a")
+        the_worker = lanes_worker(bench, store, 2)
+
+        ran = await the_worker.run_cycle()
+
+        assert (ran, store.count("recover_expired"), bench.script.started) == (0, 1, [])
+
     def test_a_worker_of_no_executor_is_refused(self, bench: Bench) -> None:
         with pytest.raises(ValueError, match="at least one executor"):
             ExecutorLanes([])
