@@ -76,18 +76,21 @@ class ExecutorLanes:
             woken.set()
         self._asleep.clear()
 
-    def start(self) -> asyncio.Task[None]:
-        """Start every lane asleep; the task returned ends once each has released its items.
+    @property
+    def stopping(self) -> bool:
+        """True once :meth:`stop` was called."""
+        return self._stopping
+
+    def start(self) -> asyncio.Future[list[None]]:
+        """Start every lane asleep; the future returned ends once each has released its items.
 
         The lanes are asleep when this returns, so a :meth:`wake` right after it is
-        never lost. Cancelling the task cancels the lanes, whose executors release
-        their items, and it ends once they have.
+        never lost. Cancelling the future cancels the lanes, whose executors release
+        their items, and it ends once they have (``asyncio.gather``).
         """
-        lanes = [
-            asyncio.create_task(self._lane(executor, self._fall_asleep()))
-            for executor in self._executors
-        ]
-        return asyncio.create_task(_join(lanes))
+        return asyncio.gather(
+            *(self._lane(executor, self._fall_asleep()) for executor in self._executors)
+        )
 
     def _fall_asleep(self) -> asyncio.Event:
         woken = asyncio.Event()
@@ -119,13 +122,3 @@ class ExecutorLanes:
             logger.debug("a lane stopped claiming: %s", error)
         finally:
             await executor.release_held()
-
-
-async def _join(lanes: list[asyncio.Task[None]]) -> None:
-    """Wait for every lane; cancelled (or one failing), cancel the others and wait for them."""
-    try:
-        await asyncio.gather(*lanes)
-    finally:
-        for lane in lanes:
-            lane.cancel()
-        await asyncio.gather(*lanes, return_exceptions=True)

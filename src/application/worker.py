@@ -143,7 +143,7 @@ class Worker:
                     await self._stop_lanes(lanes)
                 logger.info("worker %s stopped", self._executor.worker_id)
 
-    async def _stop_lanes(self, lanes: asyncio.Task[None]) -> None:
+    async def _stop_lanes(self, lanes: asyncio.Future[list[None]]) -> None:
         """Stop every lane (each releases its running and held item) and wait for them."""
         assert self._lanes is not None
         self._lanes.stop()

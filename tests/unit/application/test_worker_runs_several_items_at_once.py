@@ -59,6 +59,20 @@ class TestSeveralItemsAtOnce:
         assert await statuses(bench, ids) == [WorkStatus.SUCCEEDED] * 5
         assert bench.script.most_running == 3
 
+    async def test_each_lane_claims_its_next_item_along_with_the_last_completion(
+        self, bench: Bench, store: RoundTripStore, running: Running
+    ) -> None:
+        labels = ["a", "b", "c", "d", "e", "f"]
+        takes(bench, 1, *labels)
+        for label in labels:
+            await bench.enqueue(label)
+
+        await start(bench, lanes_worker(bench, store, 2), running)
+        await bench.clock.advance(3)
+
+        assert bench.script.returned == labels
+        assert (store.count("complete"), store.count("complete_and_claim")) == (0, 6)
+
     async def test_lanes_take_the_items_oldest_first(
         self, bench: Bench, store: RoundTripStore, running: Running
     ) -> None:
@@ -95,8 +109,18 @@ class TestSeveralItemsAtOnce:
         assert (ran, store.count("recover_expired"), bench.script.started) == (0, 1, [])
 
     def test_a_worker_of_no_executor_is_refused(self, bench: Bench) -> None:
-        with pytest.raises(ValueError, match="at least one executor"):
+        with pytest.raises(ValueError) as refused:
             ExecutorLanes([])
+
+        assert str(refused.value) == "a worker needs at least one executor"
+
+    def test_lanes_are_not_stopping_until_told_to(self, bench: Bench) -> None:
+        lanes = ExecutorLanes([bench.executor(), bench.executor()])
+        assert lanes.stopping is False
+
+        lanes.stop()
+
+        assert lanes.stopping is True
 
 
 class TestWakingLanes:
