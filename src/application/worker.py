@@ -81,10 +81,12 @@ class Worker:
             raise TypeError(f"poll_interval must be a timedelta, not {poll_interval!r}")
         if not poll_interval > timedelta(0):
             raise ValueError(f"poll_interval must be positive, not {seconds_text(poll_interval)}")
-        # Several executors run in lanes; the first names the worker in its log lines.
-        self._lanes = None if isinstance(executor, WorkExecutor) else ExecutorLanes(executor)
-        self._executor = executor if isinstance(executor, WorkExecutor) else executor[0]
-        self._concurrency = 1 if self._lanes is None else len(self._lanes.executors)
+        executors = (executor,) if isinstance(executor, WorkExecutor) else tuple(executor)
+        # Several executors run in lanes (one alone runs in the loop itself); the
+        # first names the worker in its log lines.
+        self._lanes = None if len(executors) == 1 else ExecutorLanes(executors)
+        self._executor = executors[0]
+        self._concurrency = len(executors)
         self._scheduler = scheduler
         self._recovery = recovery
         self._clock = clock
@@ -100,8 +102,8 @@ class Worker:
         # When a busy cycle next recovers expired leases between items; set by every
         # recovery pass, and a run starts with one.
         self._next_recovery: datetime
-        # What the lanes ran since the last full cycle's count.
-        self._lanes_stretch = _Stretch(clock.now())
+        # What the lanes ran since the last full cycle's count; none before the first.
+        self._lanes_stretch: _Stretch | None = None
 
     @property
     def stopping(self) -> bool:
@@ -249,8 +251,10 @@ class Worker:
     def _log_lanes(self) -> None:
         """The lanes' INFO line: what they ran since the last one (none when they ran nothing)."""
         assert self._lanes is not None
-        self._lanes_stretch.counts, self._lanes.counts = self._lanes.counts, Counter()
-        self._lanes_stretch = self._log_stretch(self._lanes_stretch)
+        if self._lanes_stretch is not None:
+            self._lanes_stretch.counts, self._lanes.counts = self._lanes.counts, Counter()
+            self._log_stretch(self._lanes_stretch)
+        self._lanes_stretch = _Stretch(self._clock.now())
 
     async def _recover(self) -> None:
         """One lease-recovery pass; the next is due a poll interval from now.

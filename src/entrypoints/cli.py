@@ -128,13 +128,16 @@ async def _run(
         await shutdown_resources(container)
 
 
+# The settings `worker` takes as flags too, by their field names (argparse's dests).
+_WORKER_FLAGS = ("log_format", "concurrency")
+
+
 def _worker_flags(args: argparse.Namespace) -> dict[str, str]:
     """The settings ``worker``'s flags give; each wins over its WORKQUEUE_* variable.
 
     Passed on as text, so a flag is checked (and refused) exactly as its variable is.
     """
-    flags = {"log_format": getattr(args, "log_format", None)}
-    flags["concurrency"] = getattr(args, "concurrency", None)
+    flags = {name: getattr(args, name, None) for name in _WORKER_FLAGS}
     return {name: value for name, value in flags.items() if value is not None}
 
 
