@@ -30,6 +30,7 @@ from application import (
 )
 from bench.kinds import BenchKind, BusyHandler, BusyJob, NoopHandler, NoopJob
 from domain import Clock
+from entrypoints.worker.container import lane_stores
 from entrypoints.worker.log_format import configure_logging
 
 __all__ = ["EVENT_LOOPS", "bench_registry", "build_worker", "configure_bench_logging", "run_on"]
@@ -60,13 +61,21 @@ def build_worker(
     settings: ExecutorSettings = DEFAULT_EXECUTOR_SETTINGS,
     notifications: PostgresWorkNotifications | None = None,
     poll_interval: timedelta = DEFAULT_POLL_INTERVAL,
+    concurrency: int = 1,
 ) -> Worker:
-    """A :class:`~application.Worker` over its own store on ``pool``, as the container wires one."""
+    """A :class:`~application.Worker` over its own store on ``pool``, as the container wires one.
+
+    ``concurrency`` executors, each lane on a sibling of that store, as
+    ``WORKQUEUE_CONCURRENCY`` gives them.
+    """
     clock = clock or SystemClock()
     store = PostgresWorkStore(pool, clock)
-    executor = WorkExecutor(store, registry, clock, worker_id=worker_id, settings=settings)
+    executors = [
+        WorkExecutor(lane_store, registry, clock, worker_id=worker_id, settings=settings)
+        for lane_store in lane_stores(store, concurrency)
+    ]
     return Worker(
-        executor=executor,
+        executor=executors[0] if concurrency == 1 else executors,
         scheduler=WorkScheduler(PostgresWorkQueue(pool, clock), []),
         recovery=LeaseRecovery(store),
         clock=clock,

@@ -25,6 +25,7 @@ from bench.workloads.drain import drain
 from bench.workloads.enqueue import batch_enqueue, single_enqueue
 from bench.workloads.growth import growth
 from bench.workloads.heartbeats import heartbeats
+from bench.workloads.lanes import lanes
 from bench.workloads.latency import latency
 from bench.workloads.producers import producers
 
@@ -40,6 +41,7 @@ WORKLOADS: dict[str, Workload] = {
     "w4": latency,
     "w5": growth,
     "hot": heartbeats,
+    "lanes": lanes,
 }
 """Every workload by its command-line name, in the order a full run takes them.
 

@@ -42,6 +42,7 @@ from hypothesis import Phase, settings
 from adapters.postgres import redact_dsn
 from adapters.testing.contract import fail_if_hung
 from adapters.testing.postgres import DATABASE_URL_VARIABLE, no_postgres
+from adapters.testing.postgres.pgbouncer import PgBouncer, find_pgbouncer, reaches_over_tcp
 
 pytest_plugins = ["adapters.testing.postgres.plugin"]
 
@@ -168,6 +169,35 @@ def postgres_admin_url() -> Iterator[str]:
         server = next(serving)
         _server_used.append(server)
         yield server.admin_url
+
+
+# Server connections the test PgBouncer opens per database and user.
+PGBOUNCER_POOL_SIZE = 5
+
+
+@pytest.fixture
+def pgbouncer(postgres_admin_url: str) -> Iterator[PgBouncer]:
+    """A PgBouncer in transaction mode before the session's server, stopped after the test.
+
+    ``pgbouncer.url_for(database_url)`` is a test database's URL through it.
+    Skipped when pgbouncer is not installed, except under ``CI=true``.
+    """
+    executable = find_pgbouncer()
+    message = None
+    if executable is None:
+        message = "pgbouncer is not installed (apt-get install pgbouncer)"
+    elif os.geteuid() == 0 and not reaches_over_tcp(postgres_admin_url):
+        message = "pgbouncer runs as nobody here, who cannot reach the test server's socket"
+    if message is not None:
+        if os.environ.get("CI") == "true":
+            pytest.fail(message)
+        pytest.skip(message)
+    assert executable is not None
+    bouncer = PgBouncer(executable, postgres_admin_url, pool_size=PGBOUNCER_POOL_SIZE)
+    try:
+        yield bouncer
+    finally:
+        bouncer.stop()
 
 
 # The slowest database-free test takes a few seconds; one that runs this long has hung.

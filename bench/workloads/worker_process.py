@@ -11,7 +11,10 @@ from __future__ import annotations
 
 import asyncio
 import multiprocessing
+import time
+from contextlib import AsyncExitStack
 from dataclasses import dataclass
+from datetime import timedelta
 from multiprocessing.connection import Connection
 from multiprocessing.context import SpawnContext, SpawnProcess
 from multiprocessing.synchronize import Event
@@ -40,6 +43,14 @@ class WorkerProcessSpec:
     log_path: str
     event_loop: str = "uvloop"
     report_starts: bool = False
+    concurrency: int = 1
+    # The dsn is a pooler in transaction mode: no statement cache, and LISTEN on
+    # listen_dsn if given, else none (the worker polls every poll_seconds).
+    transaction_pooling: bool = False
+    listen_dsn: str | None = None
+    poll_seconds: float = 5.0
+    # Where the process writes the CPU seconds it spent from the go to the stop.
+    cpu_path: str | None = None
 
 
 def spawn_context() -> SpawnContext:
@@ -103,24 +114,36 @@ async def _run(
         starts.send((payload.seq, start_ns))
 
     noop = NoopHandler(report_start if spec.report_starts else None)
-    pool = await create_pool(spec.dsn, min_size=1, max_size=4)
+    # Sized as the worker's container sizes it (entrypoints.worker.database.pool_max_size_for).
+    no_cache = {"statement_cache_size": 0} if spec.transaction_pooling else {}
+    pool = await create_pool(spec.dsn, min_size=1, max_size=3 + spec.concurrency, **no_cache)
     try:
-        async with PostgresWorkNotifications(spec.dsn) as notifications:
-            await notifications.listening()
+        async with AsyncExitStack() as stack:
+            listen = spec.listen_dsn or (None if spec.transaction_pooling else spec.dsn)
+            notifications = None
+            if listen is not None:
+                notifications = await stack.enter_async_context(PostgresWorkNotifications(listen))
+                await notifications.listening()
             worker = build_worker(
                 pool,
                 bench_registry(noop=noop),
                 worker_id=spec.worker_id,
                 notifications=notifications,
+                concurrency=spec.concurrency,
+                poll_interval=timedelta(seconds=spec.poll_seconds),
             )
             ready.set()
             await asyncio.to_thread(go.wait)
             if stop.is_set():
                 return
+            cpu_at_go = time.process_time()
             running = asyncio.create_task(worker.run())
             await asyncio.to_thread(stop.wait)
             worker.stop()
             await running
+            if spec.cpu_path is not None:
+                spent = time.process_time() - cpu_at_go
+                await asyncio.to_thread(Path(spec.cpu_path).write_text, f"{spent}\n")
     finally:
         await close_pool(pool)
         starts.close()

@@ -5,7 +5,8 @@ adapter: the composition root wires the store, the queue and the clock in.
 
 Every default of the services is defined once, here: :data:`DEFAULT_EXECUTOR_SETTINGS`
 (heartbeat, lease, error and progress bounds), :data:`DEFAULT_POLL_INTERVAL`,
-:data:`DEFAULT_MAX_STALLS`; the worker's settings take theirs from these.
+:data:`DEFAULT_MAX_STALLS`, :data:`DEFAULT_CONCURRENCY`; the worker's settings take
+theirs from these.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from application.execution import (
     error_text,
 )
 from application.executor import WorkExecutor
+from application.lanes import DEFAULT_CONCURRENCY, ExecutorLanes
 from application.recovery import DEFAULT_MAX_STALLS, LeaseRecovery
 from application.registry import KindCatalog, KindRegistry, Kinds, describe_validation_error
 from application.requeue import REQUEUABLE_STATUSES, requeue
@@ -28,6 +30,7 @@ from application.scheduler import ScheduleOutcome, ScheduleStatus, WorkScheduler
 from application.worker import DEFAULT_POLL_INTERVAL, Worker
 
 __all__ = [
+    "DEFAULT_CONCURRENCY",
     "DEFAULT_EXECUTOR_SETTINGS",
     "DEFAULT_MAX_PROGRESS_BYTES",
     "DEFAULT_MAX_STALLS",
@@ -37,6 +40,7 @@ __all__ = [
     "ExecutionContext",
     "ExecutionOutcome",
     "ExecutionStatus",
+    "ExecutorLanes",
     "ExecutorSettings",
     "KindCatalog",
     "KindRegistry",

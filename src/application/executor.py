@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from application.claim import Claim, Claimer
@@ -119,7 +119,9 @@ class WorkExecutor:
         """True while an item claimed with the last completion waits for the next run."""
         return self._claimer.holding()
 
-    async def run_next(self, *, claim_next: bool = False) -> ExecutionOutcome | None:
+    async def run_next(
+        self, *, claim_next: bool = False, on_claimed: Callable[[], object] | None = None
+    ) -> ExecutionOutcome | None:
         """Claim one item (or take the one held), run it, and record how it ended.
 
         Returns None when nothing of the registry's kinds is queued, or once the
@@ -130,6 +132,9 @@ class WorkExecutor:
         With ``claim_next``, a succeeded item's completion also claims the next
         item, which this executor then holds for the next call (see
         :attr:`holding`, :meth:`release_held`).
+
+        ``on_claimed`` is called once an item is claimed (or the held one taken),
+        before its handler runs: the worker's lanes wake one another on it.
 
         If the task awaiting this is cancelled, the handler is cancelled and the
         item released (or completed, if the handler had already returned) before the
@@ -148,7 +153,7 @@ class WorkExecutor:
             return None
         self._idle.clear()
         try:
-            return await self._claim_and_run(claim_next)
+            return await self._claim_and_run(claim_next, on_claimed)
         finally:
             self._idle.set()
 
@@ -194,10 +199,14 @@ class WorkExecutor:
         await self._idle.wait()
         await self.release_held()
 
-    async def _claim_and_run(self, claim_next: bool) -> ExecutionOutcome | None:
+    async def _claim_and_run(
+        self, claim_next: bool, on_claimed: Callable[[], object] | None
+    ) -> ExecutionOutcome | None:
         claim = self._claimer.take_held() or await self._claimer.claim()
         if claim is None:
             return None
+        if on_claimed is not None:
+            on_claimed()
         item = claim.item
         if logger.isEnabledFor(logging.DEBUG):
             logger.debug(

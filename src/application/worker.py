@@ -10,6 +10,13 @@ the last recovery and scheduling pass goes straight to claiming: those passes ar
 the poll's work, and a round trip each before the claim is latency the new item
 would wait for. An unreachable store never ends the loop: the worker says so
 once, waits, and carries on when the store is back.
+
+Given several executors (``WORKQUEUE_CONCURRENCY``), the worker runs each in a
+lane of its own (:mod:`application.lanes`) and keeps one recovery pass, one
+scheduler and one notification wait for them all: where a single executor's
+worker runs items itself, a worker of lanes wakes one sleeping lane, and every
+item a lane claims wakes one more. Its recovery passes come with each poll
+interval's full cycle, whatever the lanes are running.
 """
 
 from __future__ import annotations
@@ -17,12 +24,14 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
 from application.execution import ExecutionStatus, seconds_text
 from application.executor import WorkExecutor
+from application.lanes import ExecutorLanes
 from application.recovery import LeaseRecovery
 from application.scheduler import WorkScheduler
 from domain import Clock, StoreUnavailableError, WorkNotifications
@@ -46,7 +55,8 @@ class _Stretch:
 class Worker:
     """One worker process's loop over the executor, scheduler and lease recovery.
 
-    :param executor: runs the claimed items.
+    :param executor: runs the claimed items; several executors run in lanes of
+        their own, each one item at a time (see the module).
     :param scheduler: enqueues the due periodic kinds at every cycle.
     :param recovery: requeues expired leases at every cycle.
     :param clock: what the idle wait and the outage backoff sleep on.
@@ -60,7 +70,7 @@ class Worker:
     def __init__(
         self,
         *,
-        executor: WorkExecutor,
+        executor: WorkExecutor | Sequence[WorkExecutor],
         scheduler: WorkScheduler,
         recovery: LeaseRecovery,
         clock: Clock,
@@ -71,7 +81,12 @@ class Worker:
             raise TypeError(f"poll_interval must be a timedelta, not {poll_interval!r}")
         if not poll_interval > timedelta(0):
             raise ValueError(f"poll_interval must be positive, not {seconds_text(poll_interval)}")
-        self._executor = executor
+        executors = (executor,) if isinstance(executor, WorkExecutor) else tuple(executor)
+        # Several executors run in lanes (one alone runs in the loop itself); the
+        # first names the worker in its log lines.
+        self._lanes = None if len(executors) == 1 else ExecutorLanes(executors)
+        self._executor = executors[0]
+        self._concurrency = len(executors)
         self._scheduler = scheduler
         self._recovery = recovery
         self._clock = clock
@@ -87,11 +102,18 @@ class Worker:
         # When a busy cycle next recovers expired leases between items; set by every
         # recovery pass, and a run starts with one.
         self._next_recovery: datetime
+        # What the lanes ran since the last full cycle's count; none before the first.
+        self._lanes_stretch: _Stretch | None = None
 
     @property
     def stopping(self) -> bool:
         """True once :meth:`stop` was called."""
         return self._stop_requested
+
+    @property
+    def concurrency(self) -> int:
+        """How many items this worker runs at a time: one per executor."""
+        return self._concurrency
 
     @property
     def poll_interval(self) -> timedelta:
@@ -110,14 +132,27 @@ class Worker:
             raise RuntimeError("this worker is already running")
         async with self._running:
             logger.info(
-                "worker %s started for kinds %s",
+                "worker %s started for kinds %s%s",
                 self._executor.worker_id,
                 ", ".join(sorted(self._executor.kinds)),
+                "" if self._lanes is None else f", {self.concurrency} items at a time",
             )
+            lanes = None if self._lanes is None else self._lanes.start()
             try:
                 await self._cycles()
             finally:
+                if lanes is not None:
+                    await self._stop_lanes(lanes)
                 logger.info("worker %s stopped", self._executor.worker_id)
+
+    async def _stop_lanes(self, lanes: asyncio.Future[list[None]]) -> None:
+        """Stop every lane (each releases its running and held item) and wait for them."""
+        assert self._lanes is not None
+        self._lanes.stop()
+        try:
+            await lanes
+        finally:
+            self._log_lanes()
 
     async def _cycles(self) -> None:
         """Cycle until stopped: a full cycle first, after an outage, and after every poll."""
@@ -149,6 +184,8 @@ class Worker:
         """
         await self._recover()
         await self._scheduler.run_once()
+        if self._lanes is not None:
+            self._log_lanes()
         return await self._run_items()
 
     async def _run_items(self) -> int:
@@ -157,8 +194,14 @@ class Worker:
         The executor claims each next item along with the previous one's completion;
         whatever ends the run, an item still held for a next turn is released.
 
+        A worker of lanes wakes one sleeping lane instead and returns 0 at once: the
+        lanes run the items, and wake one another while there are more.
+
         :raises StoreUnavailableError: if the store cannot be reached.
         """
+        if self._lanes is not None:
+            self._lanes.wake()
+            return 0
         executed = 0
         stretch = _Stretch(self._clock.now())
         try:
@@ -205,6 +248,14 @@ class Worker:
             )
         return _Stretch(now)
 
+    def _log_lanes(self) -> None:
+        """The lanes' INFO line: what they ran since the last one (none when they ran nothing)."""
+        assert self._lanes is not None
+        if self._lanes_stretch is not None:
+            self._lanes_stretch.counts, self._lanes.counts = self._lanes.counts, Counter()
+            self._log_stretch(self._lanes_stretch)
+        self._lanes_stretch = _Stretch(self._clock.now())
+
     async def _recover(self) -> None:
         """One lease-recovery pass; the next is due a poll interval from now.
 
@@ -227,7 +278,10 @@ class Worker:
         self._stop_requested = True
         logger.info("worker %s stopping", self._executor.worker_id)
         self._stop_event.set()
-        self._executor.stop()
+        if self._lanes is None:
+            self._executor.stop()
+        else:
+            self._lanes.stop()
 
     async def _idle(self, notifications: WorkNotifications | None) -> bool:
         """Wait the poll interval, or less if stopped or ``notifications`` says work came.

@@ -66,6 +66,11 @@ def build_parser() -> argparse.ArgumentParser:
         choices=["text", "json"],
         help="log line format (default: WORKQUEUE_LOG_FORMAT, else text)",
     )
+    worker.add_argument(
+        "--concurrency",
+        metavar="N",
+        help="run N items at a time in this process (default: WORKQUEUE_CONCURRENCY, else 1)",
+    )
 
     commands.add_parser("migrate", help="apply pending migrations and say which")
     _app_option(worker)

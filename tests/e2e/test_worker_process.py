@@ -142,3 +142,29 @@ def test_an_unreachable_database_is_one_line_and_exit_one_without_the_password()
     (line,) = [line for line in run.stderr.splitlines() if line.startswith("workqueue: ")]
     assert line.startswith("workqueue: cannot reach the database postgresql://app:***@127.0.0.1:1")
     assert SECRET not in run.stderr
+
+
+async def test_a_worker_of_five_lanes_runs_five_items_at_once_and_sigterm_releases_all(
+    database_url: str, spawn: Spawner
+) -> None:
+    env = worker_env(database_url)
+    for _ in range(6):
+        enqueued = run_cli(script_argv("enqueue", "e2e_nap", "--payload", '{"seconds": 60}'), env)
+        assert enqueued.returncode == 0, enqueued.stderr
+    worker = spawn(script_argv("worker", "--concurrency", "5"), env)
+
+    async def five_napping() -> bool:
+        items = await work_items(database_url)
+        napping = [i for i in items if i["status"] == "running" and i["progress"]]
+        return len(napping) == 5
+
+    await eventually(five_napping, within=15, what="five running naps", context=worker.output)
+    items = await work_items(database_url)
+    assert len({i["worker_id"] for i in items if i["status"] == "running"}) == 1
+    assert "5 items at a time" in worker.output()
+    worker.send(signal.SIGTERM)
+
+    assert await worker.exit_status(within=10) == 0, worker.output()
+    items = await work_items(database_url)
+    assert [(i["status"], i["stalls"]) for i in items] == [("queued", 0)] * 6
+    assert {i["attempt"] for i in items} <= {0, 1}

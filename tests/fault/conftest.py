@@ -29,9 +29,21 @@ async def fault_database(database_url: str) -> str:
 
 
 @pytest.fixture
-def fleet(fault_database: str, tmp_path: Path) -> Iterator[Fleet]:
-    """Workers on ``fault_database``; whichever still runs after the test is killed."""
-    workers = Fleet(fault_database, tmp_path)
+def lanes(request: pytest.FixtureRequest) -> int:
+    """Executors per worker process (``WORKQUEUE_CONCURRENCY``): 1 unless a test parametrizes it.
+
+    ``@pytest.mark.parametrize("lanes", LANES, indirect=True)`` runs a test with one
+    executor per process and with several: the semantics hold per item, whatever
+    shares its process.
+    """
+    lanes: int = getattr(request, "param", 1)
+    return lanes
+
+
+@pytest.fixture
+def fleet(fault_database: str, tmp_path: Path, lanes: int) -> Iterator[Fleet]:
+    """Workers of ``lanes`` executors on ``fault_database``; any still running is killed."""
+    workers = Fleet(fault_database, tmp_path, WORKQUEUE_CONCURRENCY=str(lanes))
     try:
         yield workers
     finally:

@@ -30,6 +30,9 @@ __all__ = [
 
 SCRIPT = Path(__file__).with_name("fault_worker_script.py")
 
+LANES = [1, 4]
+"""The executors per process the load tests run with: one, and several sharing a process."""
+
 FAULT_SETTINGS = {
     "WORKQUEUE_LEASE_DURATION": "3",
     "WORKQUEUE_HEARTBEAT_INTERVAL": "0.5",

@@ -19,7 +19,7 @@ import asyncpg
 import pytest
 from fault_database import audit, enqueue_chores, install_side_tables, unfinished_count
 from fault_figures import FaultSize, report_figures
-from fault_fleet import FAULT_SETTINGS, Fleet, eventually
+from fault_fleet import FAULT_SETTINGS, LANES, Fleet, eventually
 from fault_kinds import Chore
 from restartable_postgres import RestartablePostgres
 
@@ -61,13 +61,18 @@ async def restartable_database(server: RestartablePostgres) -> str:
     return url
 
 
+@pytest.mark.parametrize("lanes", LANES, ids=lambda n: f"lanes{n}")
 async def test_workers_ride_out_database_restarts_and_lose_nothing(
-    server: RestartablePostgres, restartable_database: str, tmp_path: Path, size: FaultSize
+    server: RestartablePostgres,
+    restartable_database: str,
+    tmp_path: Path,
+    size: FaultSize,
+    lanes: int,
 ) -> None:
     url = restartable_database
     items = max(size.items // 2, 50)
     enqueued = set(await enqueue_chores(url, [Chore(naps=(0.2,), jitter=0.3)] * items))
-    fleet = Fleet(url, tmp_path)
+    fleet = Fleet(url, tmp_path, WORKQUEUE_CONCURRENCY=str(lanes))
     try:
         workers = [fleet.start() for _ in range(size.workers)]
         for worker in workers:
@@ -104,6 +109,7 @@ async def test_workers_ride_out_database_restarts_and_lose_nothing(
     stalled = {item.id for item in result.items if item.stalls}
     report_figures(
         "database_restart",
+        lanes=lanes,
         items=items,
         workers=size.workers,
         restarts=RESTARTS,

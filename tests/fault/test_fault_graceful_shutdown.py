@@ -15,7 +15,7 @@ import asyncpg
 import pytest
 from fault_database import audit, enqueue_chores, unfinished_count
 from fault_figures import FaultSize, report_figures
-from fault_fleet import FAULT_SETTINGS, Fleet, eventually
+from fault_fleet import FAULT_SETTINGS, LANES, Fleet, eventually
 from fault_kinds import Chore
 
 pytestmark = [pytest.mark.fault, pytest.mark.postgres]
@@ -23,11 +23,12 @@ pytestmark = [pytest.mark.fault, pytest.mark.postgres]
 MAX_STALLS = int(FAULT_SETTINGS["WORKQUEUE_MAX_STALLS"])
 
 
+@pytest.mark.parametrize("lanes", LANES, indirect=True, ids=lambda n: f"lanes{n}")
 async def test_sigterm_under_load_releases_every_item_without_a_stall_and_a_restart_finishes(
-    fault_database: str, fleet: Fleet, size: FaultSize
+    fault_database: str, fleet: Fleet, size: FaultSize, lanes: int
 ) -> None:
-    # Long chores, so that every worker is mid-item when the signal comes.
-    items = max(size.workers * 4, size.items // 20)
+    # Long chores, so that every worker's every lane is mid-item when the signal comes.
+    items = max(size.workers * lanes * 4, size.items // 20)
     enqueued = set(await enqueue_chores(fault_database, [Chore(naps=(1.0,), jitter=1.0)] * items))
     first_shift = [fleet.start() for _ in range(size.workers)]
     connection = await asyncpg.connect(fault_database)
@@ -37,9 +38,12 @@ async def test_sigterm_under_load_releases_every_item_without_a_stall_and_a_rest
             running: int = await connection.fetchval(
                 "SELECT count(*) FROM work_items WHERE status = 'running'"
             )
-            return running == size.workers
+            return running == size.workers * lanes
 
-        await eventually(all_busy, within=30, what="every worker busy", context=fleet.outputs)
+        await eventually(all_busy, within=30, what="every lane busy", context=fleet.outputs)
+        # A worker still importing has no signal handler yet (see Fleet.stop_all).
+        for worker in first_shift:
+            await worker.wait_for_output("worker started")
         held = {
             row["id"]: (row["attempt"], row["worker_id"])
             for row in await connection.fetch(
@@ -84,6 +88,7 @@ async def test_sigterm_under_load_releases_every_item_without_a_stall_and_a_rest
     )
     report_figures(
         "graceful_shutdown",
+        lanes=lanes,
         items=items,
         workers=size.workers,
         sigterms=len(first_shift),

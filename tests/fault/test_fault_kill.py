@@ -13,13 +13,16 @@ import contextlib
 import random
 import time
 from collections.abc import AsyncIterator
+from pathlib import Path
 
 import asyncpg
 import pytest
 from fault_database import audit, enqueue_chores, running_items_of, unfinished_count
 from fault_figures import FaultSize, report_figures
-from fault_fleet import FAULT_SETTINGS, Fleet, eventually
+from fault_fleet import FAULT_SETTINGS, LANES, Fleet, eventually
 from fault_kinds import Chore
+
+from adapters.testing.postgres.pgbouncer import PgBouncer
 
 pytestmark = [pytest.mark.fault, pytest.mark.postgres]
 
@@ -35,8 +38,9 @@ RECOVERY_SLACK = 0.75
 class RecoveryWatch:
     """Times how long each killed worker's items stay ``running`` under the dead lease."""
 
-    def __init__(self, connection: asyncpg.Connection) -> None:
+    def __init__(self, connection: asyncpg.Connection, *, pooled: bool = False) -> None:
         self._connection = connection
+        self._pooled = pooled
         self._pending: dict[tuple[int, int], float] = {}
         self.recoveries: dict[tuple[int, int], float] = {}
 
@@ -48,10 +52,15 @@ class RecoveryWatch:
         caller's: the watch's own is busy polling.
         """
 
+        # Through a pooler the server sessions outlive the worker (PgBouncer sets each
+        # one's application_name to its client's as it lends it): there, wait until
+        # none of them runs a statement of the dead worker's.
+        in_flight = " AND state <> 'idle'" if self._pooled else ""
+
         async def sessions_gone() -> bool:
             sessions = await connection.fetchval(
                 "SELECT count(*) FROM pg_stat_activity"
-                " WHERE datname = current_database() AND application_name = $1",
+                " WHERE datname = current_database() AND application_name = $1" + in_flight,
                 worker_id,
             )
             return sessions == 0
@@ -87,10 +96,12 @@ class RecoveryWatch:
 
 
 @contextlib.asynccontextmanager
-async def watching(url: str) -> AsyncIterator[tuple[RecoveryWatch, asyncpg.Connection]]:
+async def watching(
+    url: str, *, pooled: bool = False
+) -> AsyncIterator[tuple[RecoveryWatch, asyncpg.Connection]]:
     watcher_connection = await asyncpg.connect(url)
     driver_connection = await asyncpg.connect(url)
-    watch = RecoveryWatch(watcher_connection)
+    watch = RecoveryWatch(watcher_connection, pooled=pooled)
     task = asyncio.create_task(watch.watch())
     try:
         yield watch, driver_connection
@@ -102,9 +113,46 @@ async def watching(url: str) -> AsyncIterator[tuple[RecoveryWatch, asyncpg.Conne
         await driver_connection.close()
 
 
+@pytest.mark.parametrize("lanes", LANES, indirect=True, ids=lambda n: f"lanes{n}")
 async def test_killed_workers_lose_nothing_and_their_items_are_recovered_within_lease_and_poll(
-    fault_database: str, fleet: Fleet, size: FaultSize
+    fault_database: str, fleet: Fleet, size: FaultSize, lanes: int
 ) -> None:
+    await kill_workers_while_they_drain(fault_database, fleet, size, figures="kill", lanes=lanes)
+
+
+async def test_killed_workers_of_lanes_through_pgbouncer_lose_nothing_and_are_recovered(
+    fault_database: str, pgbouncer: PgBouncer, tmp_path: Path, size: FaultSize
+) -> None:
+    lanes = LANES[-1]
+    fleet = Fleet(
+        pgbouncer.url_for(fault_database),
+        tmp_path,
+        WORKQUEUE_CONCURRENCY=str(lanes),
+        WORKQUEUE_TRANSACTION_POOLING="true",
+    )
+    try:
+        await kill_workers_while_they_drain(
+            fault_database, fleet, size, figures="kill_through_pgbouncer", lanes=lanes, pooled=True
+        )
+    finally:
+        fleet.close()
+    assert "polling" in fleet.workers[0].output()
+
+
+async def kill_workers_while_they_drain(
+    fault_database: str,
+    fleet: Fleet,
+    size: FaultSize,
+    *,
+    figures: str,
+    lanes: int,
+    pooled: bool = False,
+) -> None:
+    """SIGKILL a random worker every 1-2 s, replacing it, until the queue is drained.
+
+    ``fault_database`` is a direct URL (for the watch); ``fleet`` may work through
+    a pooler (``pooled``), where a dead worker's server sessions live on.
+    """
     nap, jitter = 0.05, 0.2
     bound = LEASE + POLL + nap + jitter + RECOVERY_SLACK
     enqueued = set(
@@ -116,7 +164,7 @@ async def test_killed_workers_lose_nothing_and_their_items_are_recovered_within_
         await worker.wait_for_output("worker started", within=60)
     kills = 0
 
-    async with watching(fault_database) as (watch, connection):
+    async with watching(fault_database, pooled=pooled) as (watch, connection):
 
         async def drained() -> bool:
             return await unfinished_count(connection) == 0
@@ -145,7 +193,8 @@ async def test_killed_workers_lose_nothing_and_their_items_are_recovered_within_
     exits = await fleet.stop_all()
     result = await audit(fault_database, enqueued=enqueued, max_stalls=MAX_STALLS)
     report_figures(
-        "kill",
+        figures,
+        lanes=lanes,
         items=len(enqueued),
         workers=size.workers,
         kills=kills,

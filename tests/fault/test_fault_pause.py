@@ -18,7 +18,7 @@ import asyncpg
 import pytest
 from fault_database import audit, enqueue_chores, item_row, run_of
 from fault_figures import report_figures
-from fault_fleet import FAULT_SETTINGS, Fleet, FleetWorker, eventually
+from fault_fleet import FAULT_SETTINGS, LANES, Fleet, FleetWorker, eventually
 from fault_kinds import Chore
 
 pytestmark = [pytest.mark.fault, pytest.mark.postgres]
@@ -85,8 +85,9 @@ async def finished(connection: asyncpg.Connection, item_id: int, fleet: Fleet) -
     await eventually(done, within=30, what=f"outcome of item {item_id}", context=fleet.outputs)
 
 
+@pytest.mark.parametrize("lanes", LANES, indirect=True, ids=lambda n: f"lanes{n}")
 async def test_a_paused_worker_wakes_to_a_lost_lease_and_the_new_attempt_decides_the_outcome(
-    fault_database: str, fleet: Fleet, connection: asyncpg.Connection
+    fault_database: str, fleet: Fleet, connection: asyncpg.Connection, lanes: int
 ) -> None:
     # The first attempt would nap far longer than the pause; the second takes 2 s, so
     # the paused worker wakes while the rescuer still holds the item.
@@ -114,6 +115,7 @@ async def test_a_paused_worker_wakes_to_a_lost_lease_and_the_new_attempt_decides
     result = await audit(fault_database, enqueued={item_id, next_id}, max_stalls=MAX_STALLS)
     report_figures(
         "pause",
+        lanes=lanes,
         items=2,
         pauses=1,
         reclaimed_after=f"{reclaimed_after:.2f}s",

@@ -17,7 +17,7 @@ import asyncpg
 import pytest
 from fault_database import audit, enqueue_chores, item_row, unfinished_count
 from fault_figures import FaultSize, report_figures
-from fault_fleet import FAULT_SETTINGS, Fleet, FleetWorker, eventually
+from fault_fleet import FAULT_SETTINGS, LANES, Fleet, FleetWorker, eventually
 from fault_kinds import Chore
 
 pytestmark = [pytest.mark.fault, pytest.mark.postgres]
@@ -64,8 +64,13 @@ async def listening(connection: asyncpg.Connection, worker: FleetWorker) -> None
     )
 
 
+@pytest.mark.parametrize("lanes", LANES, indirect=True, ids=lambda n: f"lanes{n}")
 async def test_workers_whose_connections_are_terminated_under_load_lose_nothing(
-    fault_database: str, fleet: Fleet, connection: asyncpg.Connection, size: FaultSize
+    fault_database: str,
+    fleet: Fleet,
+    connection: asyncpg.Connection,
+    size: FaultSize,
+    lanes: int,
 ) -> None:
     workers = [fleet.start() for _ in range(size.workers)]
     # Idle first, so that every worker has opened its listening connection.
@@ -104,6 +109,7 @@ async def test_workers_whose_connections_are_terminated_under_load_lose_nothing(
     )
     report_figures(
         "terminated_connections",
+        lanes=lanes,
         items=len(enqueued),
         workers=size.workers,
         pool_sessions_terminated=terminated["pool"],

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from datetime import timedelta
 
 import asyncpg
 import pytest
@@ -248,3 +249,19 @@ async def test_a_queue_and_a_store_sharing_a_pool_of_one_take_turns_without_wait
         await queue.close()
         await store.close()
         await asyncio.wait_for(pool.close(), 5)
+
+
+async def test_a_sibling_store_keeps_a_connection_of_its_own_and_closes_with_its_store(
+    migrated_pool: asyncpg.Pool,
+) -> None:
+    store = PostgresWorkStore(migrated_pool, SystemClock())
+    sibling = store.sibling()
+
+    await asyncio.gather(
+        store.claim(["nothing"], worker_id="w", lease_duration=timedelta(seconds=5)),
+        sibling.claim(["nothing"], worker_id="w", lease_duration=timedelta(seconds=5)),
+    )
+    assert migrated_pool.get_idle_size() <= migrated_pool.get_size() - 2
+
+    await store.close()
+    assert migrated_pool.get_idle_size() == migrated_pool.get_size()

@@ -95,17 +95,32 @@ class PostgresWorkStore(WorkStore):  # pragma: no mutate block
     """
 
     def __init__(self, pool: asyncpg.Pool, clock: Clock) -> None:
+        self._pool = pool
         self._connection = HeldConnection(pool)
         self._clock = clock
+        self._siblings: list[PostgresWorkStore] = []
+
+    def sibling(self) -> PostgresWorkStore:
+        """A store on the same pool and clock that keeps a connection of its own.
+
+        One per lane of a worker (docs/adr/0019): each lane's statements then go
+        one after another on its own kept connection instead of meeting another
+        lane's busy and going through the pool. :meth:`close` closes it too.
+        """
+        sibling = PostgresWorkStore(self._pool, self._clock)
+        self._siblings.append(sibling)
+        return sibling
 
     async def close(self) -> None:
         """Give the connection this store keeps between statements back to the pool.
 
         Call it before closing the pool, or the pool waits up to
         :data:`~adapters.postgres.held.IDLE_CHECK_SECONDS` for it. The store still
-        works afterwards, through the pool.
+        works afterwards, through the pool. Its siblings are closed too.
         """
         await self._connection.close()
+        for sibling in self._siblings:
+            await sibling.close()
 
     async def claim(
         self, kinds: Collection[str], *, worker_id: str, lease_duration: timedelta

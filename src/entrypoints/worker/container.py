@@ -18,19 +18,19 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
-from typing import TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from dependency_injector import containers, providers
 
 from adapters.clock import SystemClock
-from adapters.postgres import PostgresRefreshTokenStore, PostgresWorkMonitor
+from adapters.postgres import PostgresRefreshTokenStore, PostgresWorkMonitor, PostgresWorkStore
 from application.execution import ExecutorSettings
 from application.executor import WorkExecutor
 from application.recovery import LeaseRecovery
 from application.registry import KindCatalog, KindRegistry
 from application.scheduler import WorkScheduler
 from application.worker import Worker
-from domain import TokenCleanup, WorkItemRetention, WorkSchedule
+from domain import Clock, TokenCleanup, WorkItemRetention, WorkSchedule, WorkStore
 from entrypoints.worker.app import WorkerResources, WorkQueueApp, load_app
 from entrypoints.worker.counting import counted_store, worker_metrics
 from entrypoints.worker.database import (
@@ -39,6 +39,7 @@ from entrypoints.worker.database import (
     open_pool,
     open_work_queue,
     open_work_store,
+    pool_max_size_for,
 )
 from entrypoints.worker.handlers import TokenCleanupHandler, WorkItemRetentionHandler
 from entrypoints.worker.schema import PostgresSchema
@@ -50,6 +51,9 @@ from entrypoints.worker.served_kinds import (
 )
 from entrypoints.worker.settings import WorkerSettings
 
+if TYPE_CHECKING:
+    from adapters.prometheus import WorkerMetrics
+
 __all__ = ["WorkerContainer", "build_container", "provide", "shutdown_resources"]
 
 T = TypeVar("T")
@@ -59,6 +63,49 @@ logger = logging.getLogger("workqueue.container")
 
 def _resources_needed(app: WorkQueueApp) -> str:
     return "needed" if app.handlers else "none"
+
+
+def executors_for(
+    store: WorkStore,
+    registry: KindRegistry[Any],
+    clock: Clock,
+    *,
+    worker_id: str,
+    settings: ExecutorSettings,
+    concurrency: int,
+    metrics: WorkerMetrics | None,
+) -> tuple[WorkExecutor, ...]:
+    """``concurrency`` executors, each stamping ``worker_id`` on its items.
+
+    The first runs on ``store``; on PostgreSQL each further one on a sibling store
+    of the same pool (:meth:`PostgresWorkStore.sibling`, closed with ``store``)
+    that keeps a connection of its own; any other store is shared. The lanes share
+    the worker's id: the process is the worker, and every write is fenced by its
+    item's attempt, not by who claimed it. With ``metrics``, each lane's store is
+    counted into them (:func:`~entrypoints.worker.counting.counted_store`).
+    """
+    return tuple(
+        WorkExecutor(
+            counted_store(lane_store, metrics),
+            registry,
+            clock,
+            worker_id=worker_id,
+            settings=settings,
+        )
+        for lane_store in lane_stores(store, concurrency)
+    )
+
+
+def lane_stores(store: WorkStore, concurrency: int) -> list[WorkStore]:
+    """The store of each of ``concurrency`` lanes: ``store`` first, then its siblings."""
+    if isinstance(store, PostgresWorkStore):
+        return [store, *(store.sibling() for _ in range(concurrency - 1))]
+    return [store] * concurrency
+
+
+def first_executor(executors: tuple[WorkExecutor, ...]) -> WorkExecutor:
+    """The first lane's executor."""
+    return executors[0]
 
 
 class WorkerContainer(containers.DeclarativeContainer):
@@ -82,8 +129,14 @@ class WorkerContainer(containers.DeclarativeContainer):
         database,
         clock=clock,
         min_size=settings.provided.pool_min_size,
-        max_size=settings.provided.pool_max_size,
+        max_size=providers.Callable(
+            pool_max_size_for,
+            settings.provided.pool_max_size,
+            concurrency=settings.provided.concurrency,
+            min_size=settings.provided.pool_min_size,
+        ),
         attempts=settings.provided.connect_attempts,
+        transaction_pooling=settings.provided.transaction_pooling,
     )
     schema = providers.Singleton(PostgresSchema, pool)
 
@@ -97,7 +150,12 @@ class WorkerContainer(containers.DeclarativeContainer):
     refresh_tokens = providers.Singleton(PostgresRefreshTokenStore, pool)
     # Read-only: what `workqueue status` and `workqueue web` show.
     work_monitor = providers.Singleton(PostgresWorkMonitor, pool)
-    notifications = providers.Resource(open_notifications, database)
+    notifications = providers.Resource(
+        open_notifications,
+        database,
+        listen_url=settings.provided.listen_database_url,
+        transaction_pooling=settings.provided.transaction_pooling,
+    )
 
     # The application named by WORKQUEUE_APP (--app), imported on first use; without
     # one, NO_APP: the built-in kinds alone.
@@ -161,21 +219,26 @@ class WorkerContainer(containers.DeclarativeContainer):
         max_error_length=settings.provided.max_error_length,
         max_progress_bytes=settings.provided.max_progress_bytes,
     )
-    executor = providers.Singleton(
-        WorkExecutor,
-        counted_work_store,
+    # One executor per lane (WORKQUEUE_CONCURRENCY), all on the one store and pool.
+    executors = providers.Singleton(
+        executors_for,
+        work_store,
         registry,
         clock,
         worker_id=settings.provided.worker_id,
         settings=executor_settings,
+        concurrency=settings.provided.concurrency,
+        metrics=metrics,
     )
+    # The first lane's: what the start-up line names.
+    executor = providers.Singleton(first_executor, executors)
     scheduler = providers.Singleton(WorkScheduler, work_queue, schedules)
     recovery = providers.Singleton(
         LeaseRecovery, counted_work_store, max_stalls=settings.provided.max_stalls
     )
     worker = providers.Singleton(
         Worker,
-        executor=executor,
+        executor=executors,
         scheduler=scheduler,
         recovery=recovery,
         clock=clock,

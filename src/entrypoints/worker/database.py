@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 from pydantic import SecretStr
 
 from adapters.postgres import (
+    DEFAULT_POOL_MAX_SIZE,
     PostgresWorkNotifications,
     PostgresWorkQueue,
     PostgresWorkStore,
@@ -42,6 +43,7 @@ __all__ = [
     "open_pool",
     "open_work_queue",
     "open_work_store",
+    "pool_max_size_for",
     "retry_delays",
 ]
 
@@ -102,6 +104,20 @@ async def open_database(
         await asyncio.to_thread(server.stop)
 
 
+def pool_max_size_for(configured: int | None, *, concurrency: int, min_size: int) -> int:
+    """The pool's largest size: ``WORKQUEUE_POOL_MAX_SIZE`` if set, else sized for the lanes.
+
+    One lane's worker needs :data:`~adapters.postgres.DEFAULT_POOL_MAX_SIZE` (its
+    store's and its queue's kept connections, a heartbeat's, one spare); each
+    further lane sends its own claims and outcomes, so it gets one more. A heartbeat
+    is one short statement each interval and borrows whatever is free. Never below
+    ``min_size``.
+    """
+    if configured is not None:
+        return configured
+    return max(DEFAULT_POOL_MAX_SIZE + concurrency - 1, min_size)
+
+
 def retry_delays(attempts: int, *, first: float = 0.5, longest: float = 4.0) -> list[float]:
     """Seconds to wait after each failed attempt but the last: doubling, capped."""
     return [min(first * 2**index, longest) for index in range(max(attempts - 1, 0))]
@@ -114,8 +130,13 @@ async def open_pool(
     min_size: int,
     max_size: int,
     attempts: int,
+    transaction_pooling: bool = False,
 ) -> AsyncIterator[asyncpg.Pool]:
     """Container resource: a connection pool on ``database``, closed at shutdown.
+
+    With ``transaction_pooling`` (the database URL is a pooler in transaction
+    mode, such as PgBouncer) asyncpg keeps no prepared statements: each
+    transaction may reach another server connection, where they do not exist.
 
     A lost or refused connection is retried ``attempts`` times in all, waiting on
     ``clock`` between tries; any other error (a wrong password, a missing
@@ -132,7 +153,12 @@ async def open_pool(
     """
     try:
         pool = await _connect(
-            database, clock=clock, min_size=min_size, max_size=max_size, attempts=attempts
+            database,
+            clock=clock,
+            min_size=min_size,
+            max_size=max_size,
+            attempts=attempts,
+            transaction_pooling=transaction_pooling,
         )
     except asyncio.CancelledError:
         raise DatabaseUnreachableError(
@@ -145,12 +171,22 @@ async def open_pool(
 
 
 async def _connect(
-    database: DatabaseTarget, *, clock: Clock, min_size: int, max_size: int, attempts: int
+    database: DatabaseTarget,
+    *,
+    clock: Clock,
+    min_size: int,
+    max_size: int,
+    attempts: int,
+    transaction_pooling: bool,
 ) -> asyncpg.Pool:
+    sizes = {"min_size": min_size, "max_size": max_size}
+    # Behind a pooler in transaction mode, no prepared statements: each transaction
+    # may reach another server connection, where they do not exist.
+    options = {**sizes, "statement_cache_size": 0} if transaction_pooling else sizes
     delays = retry_delays(attempts)
     for attempt, delay in enumerate(delays, start=1):
         try:
-            return await _create_pool(database, min_size=min_size, max_size=max_size)
+            return await _create_pool(database, options)
         except Exception as error:
             if not (is_connection_loss(error) or isinstance(error, TimeoutError)):
                 raise _unreachable(database, attempt, error) from error
@@ -165,15 +201,13 @@ async def _connect(
             )
             await clock.sleep(delay)
     try:
-        return await _create_pool(database, min_size=min_size, max_size=max_size)
+        return await _create_pool(database, options)
     except Exception as error:
         raise _unreachable(database, len(delays) + 1, error) from error
 
 
-async def _create_pool(database: DatabaseTarget, *, min_size: int, max_size: int) -> asyncpg.Pool:
-    return await create_pool(
-        database.dsn, min_size=min_size, max_size=max_size, timeout=CONNECT_TIMEOUT_SECONDS
-    )
+async def _create_pool(database: DatabaseTarget, options: dict[str, int]) -> asyncpg.Pool:
+    return await create_pool(database.dsn, timeout=CONNECT_TIMEOUT_SECONDS, **options)
 
 
 def _unreachable(
@@ -217,13 +251,30 @@ async def open_work_queue(pool: asyncpg.Pool, clock: Clock) -> AsyncIterator[Pos
         await queue.close()
 
 
-async def open_notifications(database: DatabaseTarget) -> AsyncIterator[PostgresWorkNotifications]:
-    """Container resource: LISTEN for new work on ``database``, stopped at shutdown.
+async def open_notifications(
+    database: DatabaseTarget,
+    *,
+    listen_url: SecretStr | None = None,
+    transaction_pooling: bool = False,
+) -> AsyncIterator[PostgresWorkNotifications | None]:
+    """Container resource: LISTEN for new work, stopped at shutdown; None when none can be.
 
+    The listener connects to ``listen_url`` when one is given (a direct
+    connection beside a pooler), else to ``database``. Through a pooler in
+    transaction mode (``transaction_pooling``) without a ``listen_url`` there is
+    no session to LISTEN in: there are no notifications and the worker polls.
     The listening connection opens on the first wait, not here, so a database
     that is slow to answer delays nothing but the first early wake-up.
     """
-    notifications = PostgresWorkNotifications(database.dsn)
+    if listen_url is None and transaction_pooling:
+        logger.info(
+            "no LISTEN through a transaction pooler: set %s to be woken early; polling",
+            "WORKQUEUE_LISTEN_DATABASE_URL",
+        )
+        yield None
+        return
+    dsn = database.dsn if listen_url is None else listen_url.get_secret_value()
+    notifications = PostgresWorkNotifications(dsn)
     try:
         yield notifications
     finally:

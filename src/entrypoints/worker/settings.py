@@ -22,8 +22,13 @@ from pydantic import AfterValidator, Field, SecretStr, ValidationError, Validati
 from pydantic_core import ErrorDetails
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from adapters.postgres import DEFAULT_POOL_MAX_SIZE, DEFAULT_POOL_MIN_SIZE
-from application import DEFAULT_EXECUTOR_SETTINGS, DEFAULT_MAX_STALLS, DEFAULT_POLL_INTERVAL
+from adapters.postgres import DEFAULT_POOL_MIN_SIZE
+from application import (
+    DEFAULT_CONCURRENCY,
+    DEFAULT_EXECUTOR_SETTINGS,
+    DEFAULT_MAX_STALLS,
+    DEFAULT_POLL_INTERVAL,
+)
 from domain import WorkQueueError, unstorable_character
 from entrypoints.worker.durations import PositiveDuration, seconds_text
 from entrypoints.worker.handlers import DEFAULT_DELETE_BATCH_SIZE
@@ -135,6 +140,7 @@ def _heartbeat_renews_before_the_lease_ends(value: timedelta, info: ValidationIn
 
 
 def _pool_holds_its_minimum(value: int, info: ValidationInfo) -> int:
+    # Unset, the pool is sized for the concurrency, never below its minimum.
     minimum = info.data.get("pool_min_size")
     if minimum is not None and value < minimum:
         raise ValueError(f"must be at least {_POOL_MIN_SIZE} ({minimum})")
@@ -228,15 +234,25 @@ class WorkerSettings(BaseSettings):
     app: _AppReference = None
     # Read by the CLI to choose the database: unset starts the embedded PostgreSQL.
     database_url: _DatabaseUrl = None
+    # Read by the pool: database_url is a pooler in transaction mode (PgBouncer),
+    # so no statement cache, and no LISTEN there (ADR 0021).
+    transaction_pooling: bool = False
+    # Read by the listener: where it LISTENs instead of database_url (a direct
+    # connection beside a pooler); unset, database_url, or polling when pooled.
+    listen_database_url: _DatabaseUrl = None
     # Read by the embedded PostgreSQL (entrypoints.worker.embedded) when database_url is unset.
     embedded_data_dir: Path = Field(default_factory=default_embedded_data_dir)
     # Read by `workqueue worker`: apply pending migrations before the first claim.
     migrate_on_start: bool = True
     # Read by the CLI when it opens the pool: how often to try an unreachable database.
     connect_attempts: _Count = 5
-    # Read by the asyncpg pool: connections held open and the most it may open.
+    # Read by the asyncpg pool: connections held open and the most it may open
+    # (unset: sized for the concurrency, see entrypoints.worker.database.pool_max_size_for).
     pool_min_size: _Count = DEFAULT_POOL_MIN_SIZE
-    pool_max_size: _PoolMaxSize = DEFAULT_POOL_MAX_SIZE
+    pool_max_size: _PoolMaxSize | None = None
+    # Read by the container: how many executors (lanes) the worker process runs,
+    # each one item at a time.
+    concurrency: _Count = DEFAULT_CONCURRENCY
 
     # Read by the worker loop: the sleep between cycles when nothing is claimable.
     poll_interval: PositiveDuration = DEFAULT_POLL_INTERVAL

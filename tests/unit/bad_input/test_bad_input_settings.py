@@ -31,6 +31,7 @@ COUNTS = [
     "connect_attempts",
     "pool_min_size",
     "pool_max_size",
+    "concurrency",
     "max_error_length",
     "max_progress_bytes",
     "retention_batch_size",

@@ -31,11 +31,11 @@ from domain import (
 from entrypoints.cli import main
 from entrypoints.commands import enqueue_work, show_status
 from entrypoints.worker import schema as schema_module
-from entrypoints.worker.container import WorkerContainer
+from entrypoints.worker.container import WorkerContainer, provide
 from entrypoints.worker.database import DatabaseTarget
 from entrypoints.worker.handlers import TokenCleanupHandler
 from entrypoints.worker.schema import PostgresSchema
-from entrypoints.worker.settings import WorkerSettings
+from entrypoints.worker.settings import WorkerSettings, load_settings
 
 LEASE = timedelta(seconds=60)
 
@@ -326,7 +326,7 @@ options:
 """,
     ("worker",): """\
 usage: workqueue worker [-h] [--no-migrate] [--log-format {text,json}]
-                        [--app MODULE[:ATTRIBUTE]]
+                        [--concurrency N] [--app MODULE[:ATTRIBUTE]]
 
 options:
   -h, --help            show this help message and exit
@@ -335,6 +335,8 @@ options:
   --log-format {text,json}
                         log line format (default: WORKQUEUE_LOG_FORMAT, else
                         text)
+  --concurrency N       run N items at a time in this process (default:
+                        WORKQUEUE_CONCURRENCY, else 1)
   --app MODULE[:ATTRIBUTE]
                         the application (a WorkQueueApp) whose kinds join the
                         built-in ones (default: WORKQUEUE_APP)
@@ -789,3 +791,45 @@ class TestPostgresSchema:
         assert str(refused.value) == (
             "database is not migrated: run `workqueue migrate` (missing: 0002_refresh_tokens)"
         )
+
+
+class TestTheConcurrencyFlag:
+    def test_concurrency_n_gives_the_worker_n_executors_with_the_one_worker_id(
+        self, world: WorkerWorld
+    ) -> None:
+        three = world.container(load_settings(concurrency="3", worker_id="test-worker"))
+
+        executors = asyncio.run(provide(three.executors))
+        worker = asyncio.run(provide(three.worker))
+
+        assert len({id(executor) for executor in executors}) == 3
+        assert {executor.worker_id for executor in executors} == {"test-worker"}
+        assert (worker.concurrency, asyncio.run(provide(three.executor))) == (3, executors[0])
+
+    def test_by_default_the_worker_runs_one_item_at_a_time(self, world: WorkerWorld) -> None:
+        container = world.container()
+
+        assert len(asyncio.run(provide(container.executors))) == 1
+        assert asyncio.run(provide(container.worker)).concurrency == 1
+
+    def test_the_flag_wins_over_the_environment(
+        self, world: WorkerWorld, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        monkeypatch.setenv("WORKQUEUE_CONCURRENCY", "2")
+        seen: list[int] = []
+
+        def factory(settings: WorkerSettings) -> WorkerContainer:
+            seen.append(settings.concurrency)
+            return with_a_stopped_worker(world, StoppedWorker())(settings)
+
+        assert world.cli("worker", "--concurrency", "5", container_factory=factory).status == 0
+        assert world.cli("worker", container_factory=factory).status == 0
+        assert seen == [5, 2]
+
+    def test_a_concurrency_of_zero_is_refused_in_one_line_naming_the_setting(
+        self, world: WorkerWorld
+    ) -> None:
+        run = world.cli("worker", "--concurrency", "0")
+
+        assert run.status == 2
+        assert run.err == "workqueue: invalid setting WORKQUEUE_CONCURRENCY: must be at least 1\n"

@@ -366,3 +366,60 @@ async def test_cancelled_between_attempts_it_stops_trying_with_an_error_of_its_o
         "connecting to the database postgresql://app:***@db:5432/queue was interrupted"
     )
     assert len(driver.calls) == 1
+
+
+class TestThroughATransactionPooler:
+    async def test_a_pooled_database_gets_a_pool_without_a_statement_cache(
+        self, driver: ScriptedDriver
+    ) -> None:
+        opening = open_pool(
+            DatabaseTarget(dsn=DSN),
+            clock=InstantClock(),
+            min_size=1,
+            max_size=3,
+            attempts=1,
+            transaction_pooling=True,
+        )
+
+        assert await anext(opening) is driver.pool
+        assert driver.calls == [
+            (DSN, {"min_size": 1, "max_size": 3, "timeout": 5.0, "statement_cache_size": 0})
+        ]
+        await opening.aclose()
+
+    async def test_notifications_listen_on_the_direct_url_when_one_is_given(
+        self, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        listened: list[str] = []
+        monkeypatch.setattr(
+            database, "PostgresWorkNotifications", lambda dsn: listened.append(dsn) or _Closable()
+        )
+        direct = "postgresql://app:pw@db-direct:5432/queue"
+
+        for pooling in (True, False):
+            opening = open_notifications(
+                DatabaseTarget(dsn=DSN), listen_url=SecretStr(direct), transaction_pooling=pooling
+            )
+            await anext(opening)
+            await opening.aclose()
+
+        assert listened == [direct, direct]
+
+    async def test_without_a_direct_url_a_pooled_worker_polls_and_says_so(
+        self, caplog: pytest.LogCaptureFixture
+    ) -> None:
+        caplog.set_level(logging.INFO, logger="workqueue.cli.database")
+        opening = open_notifications(DatabaseTarget(dsn=DSN), transaction_pooling=True)
+
+        assert await anext(opening) is None
+        assert [r.getMessage() for r in caplog.records] == [
+            "no LISTEN through a transaction pooler: set WORKQUEUE_LISTEN_DATABASE_URL "
+            "to be woken early; polling"
+        ]
+        with pytest.raises(StopAsyncIteration):
+            await anext(opening)
+
+
+class _Closable:
+    async def aclose(self) -> None:
+        return None

@@ -10,14 +10,17 @@ from collections.abc import AsyncIterator
 from datetime import timedelta
 from enum import StrEnum
 from pathlib import Path
+from typing import cast
 
+import asyncpg
 import pytest
 from dependency_injector import providers
 from dependency_injector.errors import Error as DependencyError
 from worker_world import PRODUCTION_KINDS, SECRET, WorkerWorld, periodic_kinds
 
 from adapters.memory import InMemoryRefreshTokenStore
-from adapters.postgres import SchemaNotCurrentError
+from adapters.postgres import PostgresWorkStore, SchemaNotCurrentError
+from adapters.testing import FakeClock
 from application.execution import ExecutorSettings
 from application.registry import KindRegistry
 from domain import (
@@ -32,6 +35,7 @@ from domain import (
 from entrypoints.worker.container import (
     WorkerContainer,
     build_container,
+    lane_stores,
     provide,
     shutdown_resources,
 )
@@ -340,3 +344,54 @@ def test_a_container_given_no_settings_refuses_to_build_anything_that_needs_them
 
     with pytest.raises(DependencyError, match=r'Dependency "WorkerContainer\.settings" is not'):
         container.executor_settings()
+
+
+class TestEachLaneKeepsAConnectionOfItsOwn:
+    def test_on_postgresql_each_further_lane_gets_a_sibling_store(self) -> None:
+        store = PostgresWorkStore(cast(asyncpg.Pool, object()), FakeClock())
+
+        stores = lane_stores(store, 3)
+
+        assert stores[0] is store
+        assert len({id(lane) for lane in stores}) == 3
+        assert all(isinstance(lane, PostgresWorkStore) for lane in stores)
+
+    def test_any_other_store_is_shared_by_the_lanes(self, world: WorkerWorld) -> None:
+        store = world.store
+
+        assert lane_stores(store, 3) == [store, store, store]
+
+
+class TestEachLaneCountsIntoTheWorkersMetrics:
+    async def test_with_a_metrics_port_every_lane_counts_into_the_one_set_of_counters(
+        self, world: WorkerWorld
+    ) -> None:
+        container = world.container(
+            WorkerSettings(worker_id="test-worker", concurrency=3, metrics_port=9187)
+        )
+        await world.queue.enqueue(TokenCleanup())
+        await world.queue.enqueue(TokenCleanup())
+
+        executors = await provide(container.executors)
+        metrics = await provide(container.metrics)
+        assert metrics is not None
+        for executor in executors[:2]:
+            assert await executor.run_next() is not None
+
+        claimed = metrics.registry.get_sample_value(
+            "workqueue_worker_claimed_total", {"kind": "token_cleanup"}
+        )
+        assert (len(executors), claimed) == (3, 2)
+
+    async def test_without_one_the_lanes_use_the_store_itself(self, world: WorkerWorld) -> None:
+        container = world.container(WorkerSettings(worker_id="test-worker", concurrency=2))
+        store = await provide(container.work_store)
+
+        executors = await provide(container.executors)
+
+        assert await provide(container.metrics) is None
+        await world.queue.enqueue(TokenCleanup())
+        assert await executors[1].run_next() is not None
+        assert await store.count_by_kind_and_status() == {
+            ("token_cleanup", WorkStatus.SUCCEEDED): 1
+        }

@@ -11,8 +11,14 @@ from pathlib import Path
 import pytest
 
 from adapters.postgres import DEFAULT_POOL_MAX_SIZE, DEFAULT_POOL_MIN_SIZE
-from application import DEFAULT_EXECUTOR_SETTINGS, DEFAULT_MAX_STALLS, DEFAULT_POLL_INTERVAL
+from application import (
+    DEFAULT_CONCURRENCY,
+    DEFAULT_EXECUTOR_SETTINGS,
+    DEFAULT_MAX_STALLS,
+    DEFAULT_POLL_INTERVAL,
+)
 from domain import WorkQueueError
+from entrypoints.worker.database import pool_max_size_for
 from entrypoints.worker.durations import parse_duration
 from entrypoints.worker.handlers import DEFAULT_DELETE_BATCH_SIZE
 from entrypoints.worker.settings import (
@@ -386,7 +392,8 @@ def test_each_default_is_the_one_of_the_code_that_reads_the_setting() -> None:
     assert settings.max_error_length == DEFAULT_EXECUTOR_SETTINGS.max_error_length
     assert settings.max_progress_bytes == DEFAULT_EXECUTOR_SETTINGS.max_progress_bytes
     assert settings.max_stalls == DEFAULT_MAX_STALLS
-    assert (settings.pool_min_size, settings.pool_max_size) == (
+    assert settings.concurrency == DEFAULT_CONCURRENCY
+    assert (settings.pool_min_size, pool_size(settings)) == (
         DEFAULT_POOL_MIN_SIZE,
         DEFAULT_POOL_MAX_SIZE,
     )
@@ -397,10 +404,42 @@ def test_each_default_is_the_one_of_the_code_that_reads_the_setting() -> None:
 def test_the_pool_holds_four_connections_at_most_unless_told_otherwise() -> None:
     settings = load_settings()
 
-    assert (settings.pool_min_size, settings.pool_max_size) == (1, 4)
+    assert (settings.pool_min_size, pool_size(settings)) == (1, 4)
+    assert settings.concurrency == 1
     assert (settings.max_error_length, settings.max_progress_bytes) == (4000, 65536)
     assert settings.retention_batch_size == settings.token_cleanup_batch_size == 1000
     assert settings.connect_attempts == 5
+
+
+def pool_size(settings: WorkerSettings) -> int:
+    """The most connections the worker's pool opens with these settings."""
+    return pool_max_size_for(
+        settings.pool_max_size, concurrency=settings.concurrency, min_size=settings.pool_min_size
+    )
+
+
+class TestThePoolIsSizedForTheConcurrency:
+    def test_each_lane_beyond_the_first_gets_one_more_connection(self) -> None:
+        assert pool_size(load_settings(concurrency=20)) == 23
+
+    def test_a_configured_largest_size_wins_over_the_concurrency(self) -> None:
+        assert pool_size(load_settings(concurrency=20, pool_max_size=6)) == 6
+
+    def test_a_sized_pool_never_falls_below_its_minimum(self) -> None:
+        assert pool_size(load_settings(concurrency=2, pool_min_size=9)) == 9
+
+    def test_a_concurrency_read_from_the_environment_is_a_count(
+        self, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        monkeypatch.setenv("WORKQUEUE_CONCURRENCY", "8")
+
+        assert load_settings().concurrency == 8
+
+    def test_a_concurrency_of_zero_is_refused_with_one_line(self) -> None:
+        with pytest.raises(SettingsError) as refused:
+            load_settings(concurrency="0")
+
+        assert str(refused.value) == "invalid setting WORKQUEUE_CONCURRENCY: must be at least 1"
 
 
 def test_a_pool_of_no_connections_is_refused_even_when_its_minimum_is_bad_too() -> None:
@@ -452,3 +491,27 @@ def test_text_no_setting_can_use_is_refused_saying_why(
         load_settings(**{setting: value})
 
     assert str(refused.value) == f"invalid setting WORKQUEUE_{setting.upper()}: {message}"
+
+
+class TestTheSettingsOfAPooledDatabase:
+    def test_by_default_the_database_is_no_pooler_and_the_listener_uses_its_url(self) -> None:
+        settings = load_settings()
+
+        assert (settings.transaction_pooling, settings.listen_database_url) == (False, None)
+
+    def test_the_listen_url_is_checked_like_the_database_url_and_never_shown(
+        self, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        monkeypatch.setenv("WORKQUEUE_TRANSACTION_POOLING", "true")
+        monkeypatch.setenv("WORKQUEUE_LISTEN_DATABASE_URL", f"postgresql://u:{SECRET}@db/q")
+
+        settings = load_settings()
+
+        assert settings.transaction_pooling is True
+        assert settings.listen_database_url is not None
+        assert SECRET not in repr(settings)
+        with pytest.raises(SettingsError) as refused:
+            load_settings(listen_database_url=f"mysql://u:{SECRET}@db/q")
+        assert str(refused.value) == (
+            "invalid setting WORKQUEUE_LISTEN_DATABASE_URL: must be a postgresql:// URL"
+        )

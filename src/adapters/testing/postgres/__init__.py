@@ -11,7 +11,9 @@ out, ours or another's:
   ``WORKQUEUE_TEST_DATABASE_URL``; load it with
   ``pytest_plugins = ["adapters.testing.postgres.plugin"]``;
 - :class:`MigratedDatabases` and :func:`run_on_own_loop`, the machinery under
-  the fixtures, for a project that wires its own.
+  the fixtures, for a project that wires its own;
+- :class:`~adapters.testing.postgres.pgbouncer.PgBouncer`: a real PgBouncer in
+  transaction mode before the test server (``adapters.testing.postgres.pgbouncer``).
 
 This package imports asyncpg, pytest and Hypothesis.
 """
