@@ -515,3 +515,24 @@ class TestTheSettingsOfAPooledDatabase:
         assert str(refused.value) == (
             "invalid setting WORKQUEUE_LISTEN_DATABASE_URL: must be a postgresql:// URL"
         )
+
+
+@pytest.mark.parametrize(
+    "reference", ["myapp", "myapp.work", "myapp.work:app", " my_app.jobs:kinds "]
+)
+def test_an_application_is_a_dotted_module_and_an_optional_attribute(reference: str) -> None:
+    assert WorkerSettings(app=reference).app == reference.strip()
+
+
+@pytest.mark.parametrize(
+    "reference", ["my-app", "myapp.", "myapp:", "myapp:not-an-attribute", ":app"]
+)
+def test_an_application_that_is_no_module_reference_is_refused_naming_the_setting(
+    reference: str,
+) -> None:
+    with pytest.raises(SettingsError) as refused:
+        load_settings(app=reference)
+
+    assert str(refused.value) == (
+        "invalid setting WORKQUEUE_APP: must be MODULE[:ATTRIBUTE], e.g. myapp.work:app"
+    )
