@@ -32,8 +32,10 @@ from domain import (
     WorkPayload,
     WorkStatus,
 )
+from entrypoints.worker import container as container_module
 from entrypoints.worker.container import (
     WorkerContainer,
+    _abandon,
     build_container,
     lane_stores,
     provide,
@@ -395,3 +397,50 @@ class TestEachLaneCountsIntoTheWorkersMetrics:
         assert await store.count_by_kind_and_status() == {
             ("token_cleanup", WorkStatus.SUCCEEDED): 1
         }
+
+
+class TestAnAbandonedBuild:
+    """What is left of a start-up cancelled while its providers build (Ctrl-C)."""
+
+    async def test_every_task_it_started_has_ended_once_it_is_abandoned(self) -> None:
+        cleaned: list[str] = []
+
+        async def resource() -> object:
+            try:
+                await asyncio.Event().wait()
+            except asyncio.CancelledError:
+                # Cleaning up takes a few turns of the loop.
+                for _ in range(3):
+                    await asyncio.sleep(0)
+                cleaned.append("closed")
+                raise
+            return None
+
+        task: asyncio.Task[object] = asyncio.ensure_future(resource())
+        await asyncio.sleep(0)
+        building: asyncio.Future[object] = asyncio.get_running_loop().create_future()
+        building.set_result(None)
+
+        await _abandon(building, {task})
+
+        assert task.cancelled()
+        assert cleaned == ["closed"]
+
+    async def test_a_build_that_never_settles_is_cancelled_after_the_grace(
+        self, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        monkeypatch.setattr(container_module, "_ABANDON_GRACE_SECONDS", 0.01)
+        building: asyncio.Future[object] = asyncio.get_running_loop().create_future()
+
+        await asyncio.wait_for(_abandon(building, set()), timeout=5)
+
+        assert building.cancelled()
+
+    async def test_a_failed_build_s_error_is_taken_as_the_cancellation_s_doing(self) -> None:
+        building: asyncio.Future[object] = asyncio.get_running_loop().create_future()
+        building.set_exception(RuntimeError("connecting was interrupted"))
+
+        await _abandon(building, set())
+
+        assert building.done()
+        assert not building.cancelled()
