@@ -136,8 +136,9 @@ class TestCancel:
 
 class TestRequeue:
     async def test_a_failed_item_has_the_requeue_form_and_is_requeued(
-        self, world: WebWorld
+        self, world: WebWorld, caplog: pytest.LogCaptureFixture
     ) -> None:
+        caplog.set_level(logging.INFO, logger="workqueue.web")
         failed = await world.failed("boom")
         async with world.client(token=TOKEN) as client:
             html = (await client.get(f"/items/{failed.id}")).text
@@ -152,6 +153,10 @@ class TestRequeue:
         again = world.state.read(failed.id + 1)
         assert again is not None
         assert (again.status, again.kind) == (WorkStatus.QUEUED, "token_cleanup")
+        assert [r.getMessage() for r in caplog.records if r.name == "workqueue.web"] == [
+            f"web requeue of item {failed.id}: requeued failed item {failed.id} "
+            f"as item {failed.id + 1}"
+        ]
 
     async def test_a_queued_item_is_refused(self, world: WebWorld) -> None:
         item_id = await queued(world)
