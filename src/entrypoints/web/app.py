@@ -61,6 +61,8 @@ SECURITY_HEADERS: dict[str, str] = {
 _HEADER_NAMES = frozenset(name.encode("ascii") for name in SECURITY_HEADERS)
 
 _METRICS_TYPE = "text/plain; version=0.0.4; charset=utf-8"
+# The actions change the table: POST only (a GET, a link or a prefetch, is refused).
+_ACTION_METHODS = ("POST",)
 
 
 class SecurityHeaders:
@@ -138,8 +140,8 @@ def create_app(services: WebServices) -> Starlette:
         routes=[
             Route("/", overview_page),
             Route("/items/{item_id:int}", item_page),
-            Route("/items/{item_id:int}/cancel", cancel_item, methods=["POST"]),
-            Route("/items/{item_id:int}/requeue", requeue_item, methods=["POST"]),
+            Route("/items/{item_id:int}/cancel", cancel_item, methods=_ACTION_METHODS),
+            Route("/items/{item_id:int}/requeue", requeue_item, methods=_ACTION_METHODS),
             Route("/fragments/overview", overview_fragment),
             Route("/fragments/items/{item_id:int}", item_fragment),
             Route("/api/overview", api_overview),

@@ -265,13 +265,15 @@ class TestTheChecks:
         assert response.status_code == 403
         assert world.state.items[item_id].status is WorkStatus.QUEUED
 
-    async def test_a_get_does_nothing(self, world: WebWorld) -> None:
+    @pytest.mark.parametrize("verb", ["cancel", "requeue"])
+    async def test_a_get_does_nothing(self, world: WebWorld, verb: str) -> None:
         item_id = await queued(world)
         async with world.client(token=TOKEN) as client:
-            response = await client.get(f"/items/{item_id}/cancel")
+            response = await client.get(f"/items/{item_id}/{verb}")
 
         assert response.status_code == 405
         assert world.state.items[item_id].status is WorkStatus.QUEUED
+        assert len(world.state.items) == 1
 
     async def test_a_role_that_may_only_read_gets_a_clear_refusal(self, world: WebWorld) -> None:
         class Denied(Exception):
