@@ -47,7 +47,7 @@ leaves open, made here and checked by the contract kit
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from dataclasses import replace
 from datetime import datetime, timedelta
 
@@ -158,14 +158,7 @@ class InMemoryWorkStore(WorkStore):
         :returns: False, changing nothing, when the lease is no longer held.
         :raises StoreUnavailableError: if the state is marked unavailable.
         """
-        self._state.check_available()
-        item = self._held(lease)
-        if item is None:
-            return False
-        self._finish(
-            replace(item, progress=progress_value(progress)), WorkStatus.SUCCEEDED, error=None
-        )
-        return True
+        return self._finish_held(lease, progress, WorkStatus.SUCCEEDED, lambda item: None)
 
     async def fail(
         self, lease: Lease, *, error: str, progress: JsonValue | ProgressSnapshot
@@ -175,14 +168,7 @@ class InMemoryWorkStore(WorkStore):
         :returns: False, changing nothing, when the lease is no longer held.
         :raises StoreUnavailableError: if the state is marked unavailable.
         """
-        self._state.check_available()
-        item = self._held(lease)
-        if item is None:
-            return False
-        self._finish(
-            replace(item, progress=progress_value(progress)), WorkStatus.FAILED, error=error
-        )
-        return True
+        return self._finish_held(lease, progress, WorkStatus.FAILED, lambda item: error)
 
     async def mark_cancelled(self, lease: Lease, *, progress: JsonValue | ProgressSnapshot) -> bool:
         """Mark the item cancelled with its cancel's reason and stamp ``finished_at``.
@@ -190,16 +176,12 @@ class InMemoryWorkStore(WorkStore):
         :returns: False, changing nothing, when the lease is no longer held.
         :raises StoreUnavailableError: if the state is marked unavailable.
         """
-        self._state.check_available()
-        item = self._held(lease)
-        if item is None:
-            return False
-        self._finish(
-            replace(item, progress=progress_value(progress)),
+        return self._finish_held(
+            lease,
+            progress,
             WorkStatus.CANCELLED,
-            error=item.cancel_reason or DEFAULT_CANCEL_REASON,
+            lambda item: item.cancel_reason or DEFAULT_CANCEL_REASON,
         )
-        return True
 
     async def cancel(self, item_id: int, *, reason: str) -> CancelOutcome:
         """Cancel a queued item now, or record the request on a running one.
@@ -357,6 +339,21 @@ class InMemoryWorkStore(WorkStore):
         if item is None or item.attempt != lease.attempt or item.status is not WorkStatus.RUNNING:
             return None
         return item
+
+    def _finish_held(
+        self,
+        lease: Lease,
+        progress: JsonValue | ProgressSnapshot,
+        status: WorkStatus,
+        error: Callable[[WorkItem], str | None],
+    ) -> bool:
+        """The one fenced finish of complete, fail and mark_cancelled: False when not held."""
+        self._state.check_available()
+        item = self._held(lease)
+        if item is None:
+            return False
+        self._finish(replace(item, progress=progress_value(progress)), status, error=error(item))
+        return True
 
     def _finish(self, item: WorkItem, status: WorkStatus, *, error: str | None) -> None:
         self._state.write(
