@@ -242,7 +242,10 @@ async def running_worker(container: WorkerContainer) -> AsyncIterator[asyncio.Ta
     running = asyncio.create_task(run_worker(container, stop_signals=(STOP,)))
     try:
         yield running
-        os.kill(os.getpid(), STOP)
+        # A run that has ended (a crash) has given the signal back its default
+        # action, which would end the test process: only a running run is signalled.
+        if not running.done():
+            os.kill(os.getpid(), STOP)
         async with asyncio.timeout(SAFETY_NET):
             await running
     finally:
