@@ -33,6 +33,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from application.beats import Heartbeats, SoloHeartbeats
 from application.claim import Claim, Claimer
 from application.context import ExecutionContext
 from application.execution import (
@@ -61,6 +62,10 @@ class WorkExecutor:
     :param clock: the time every heartbeat, backoff and duration is measured on.
     :param worker_id: stamped on every claimed item.
     :param settings: heartbeat interval, lease duration and bounds.
+    :param heartbeats: how the leases are renewed; not given, each item's on its
+        own through ``store`` (:class:`~application.beats.SoloHeartbeats`). The
+        lanes of one process share :class:`~application.beats.SharedHeartbeats`,
+        made with the same interval and lease duration.
     """
 
     def __init__(
@@ -71,6 +76,7 @@ class WorkExecutor:
         *,
         worker_id: str,
         settings: ExecutorSettings = DEFAULT_EXECUTOR_SETTINGS,
+        heartbeats: Heartbeats | None = None,
     ) -> None:
         self._registry = registry
         self._worker_id = worker_id
@@ -82,12 +88,14 @@ class WorkExecutor:
             worker_id=worker_id,
             lease_duration=settings.lease_duration,
         )
-        self._supervisor = LeaseSupervisor(
-            store,
-            clock,
-            heartbeat_interval=settings.heartbeat_interval,
-            lease_duration=settings.lease_duration,
-        )
+        if heartbeats is None:
+            heartbeats = SoloHeartbeats(
+                store,
+                clock,
+                interval=settings.heartbeat_interval,
+                lease_duration=settings.lease_duration,
+            )
+        self._supervisor = LeaseSupervisor(heartbeats, clock)
         self._writer = OutcomeWriter(store, clock, self._claimer)
         self._stopping = False
         # Set while no run_next is running: one item at a time, and what shutdown waits for.

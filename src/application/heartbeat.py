@@ -23,12 +23,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 
+from application.beats import Heartbeats
 from application.claim import Claim
 from application.context import ExecutionContext
-from domain import Clock, HeartbeatAnswer, StoreUnavailableError, WorkStore
+from domain import Clock, HeartbeatAnswer, StoreUnavailableError
 
 __all__ = ["LeaseKeeper"]
 
@@ -46,41 +47,37 @@ class LeaseKeeper:
     if the handler is still running after its first step, and until the first tick
     that task only sleeps: an item that finishes sooner costs no heartbeat write.
 
+    :param heartbeats: when the heartbeats are due, and how they are sent
+        (:mod:`application.beats`).
     :param claim: the claimed item whose lease is kept.
     :param handler: the task running the item's handler.
     :param context: the handler's context, whose latest snapshot each heartbeat writes.
     """
 
     __slots__ = (
+        "_beats",
         "_claim",
         "_clock",
         "_context",
         "_handler",
-        "_interval",
-        "_lease_duration",
         "_starting",
-        "_store",
         "_task",
     )
 
     def __init__(
         self,
-        store: WorkStore,
+        heartbeats: Heartbeats,
         clock: Clock,
         claim: Claim,
         *,
         handler: asyncio.Task[Any],
         context: ExecutionContext,
-        interval: timedelta,
-        lease_duration: timedelta,
     ) -> None:
-        self._store = store
+        self._beats = heartbeats
         self._clock = clock
         self._claim = claim
         self._handler = handler
         self._context = context
-        self._interval = interval
-        self._lease_duration = lease_duration
         self._task: asyncio.Task[None] | None = None
 
     def start(self) -> None:
@@ -116,7 +113,6 @@ class LeaseKeeper:
         """
         clock = self._clock
         claim = self._claim
-        interval = self._interval.total_seconds()
         while True:
             remaining = (claim.secured_until - clock.now()).total_seconds()
             if remaining <= 0:
@@ -129,7 +125,7 @@ class LeaseKeeper:
                 return
             # Normally the next tick comes long before the lease runs out; after failed
             # heartbeats, wake at the expiry instead of past it.
-            await clock.sleep(min(interval, remaining))
+            await self._beats.wait(remaining)
             beat_at = clock.now()
             if beat_at >= claim.secured_until:
                 continue
@@ -159,7 +155,7 @@ class LeaseKeeper:
             if not held:
                 self._lose("a heartbeat found it no longer held (the item was reclaimed)")
                 return
-            claim.secured_until = beat_at + self._lease_duration
+            claim.secured_until = beat_at + self._beats.lease_duration
             if held is HeartbeatAnswer.CANCEL_REQUESTED and not claim.cancel_requested:
                 claim.cancel_requested = True
                 self._handler.cancel()
@@ -173,11 +169,7 @@ class LeaseKeeper:
         :raises StoreUnavailableError: if the store cannot be reached.
         """
         call = asyncio.ensure_future(
-            self._store.heartbeat(
-                self._claim.item.lease,
-                progress=self._context.snapshot,
-                lease_duration=self._lease_duration,
-            )
+            self._beats.heartbeat(self._claim.item.lease, self._context.snapshot)
         )
         expiry = asyncio.ensure_future(
             self._clock.sleep((self._claim.secured_until - beat_at).total_seconds())

@@ -10,12 +10,12 @@ the item comes to is the executor's to decide (:func:`~application.verdict.verdi
 from __future__ import annotations
 
 import asyncio
-from datetime import timedelta
 
+from application.beats import Heartbeats
 from application.claim import Claim
 from application.context import ExecutionContext
 from application.heartbeat import LeaseKeeper
-from domain import Clock, WorkStore
+from domain import Clock
 
 __all__ = ["LeaseSupervisor"]
 
@@ -23,26 +23,16 @@ __all__ = ["LeaseSupervisor"]
 class LeaseSupervisor:
     """Runs each handler task beside a heartbeat that keeps its item's lease.
 
-    :param store: where the heartbeats are written.
-    :param clock: what the heartbeats are timed on.
-    :param heartbeat_interval: how often a running item's lease is renewed.
-    :param lease_duration: what each heartbeat secures the item for.
+    :param heartbeats: when each heartbeat is due and how it is sent
+        (:mod:`application.beats`).
+    :param clock: what the lease's expiry is measured on.
     """
 
-    __slots__ = ("_clock", "_heartbeat_interval", "_lease_duration", "_store")
+    __slots__ = ("_clock", "_heartbeats")
 
-    def __init__(
-        self,
-        store: WorkStore,
-        clock: Clock,
-        *,
-        heartbeat_interval: timedelta,
-        lease_duration: timedelta,
-    ) -> None:
-        self._store = store
+    def __init__(self, heartbeats: Heartbeats, clock: Clock) -> None:
+        self._heartbeats = heartbeats
         self._clock = clock
-        self._heartbeat_interval = heartbeat_interval
-        self._lease_duration = lease_duration
 
     async def run(
         self, claim: Claim, handler: asyncio.Task[None], context: ExecutionContext
@@ -55,15 +45,7 @@ class LeaseSupervisor:
         :raises asyncio.CancelledError: if the task awaiting this is cancelled; the
             handler was then cancelled too and has ended.
         """
-        keeper = LeaseKeeper(
-            self._store,
-            self._clock,
-            claim,
-            handler=handler,
-            context=context,
-            interval=self._heartbeat_interval,
-            lease_duration=self._lease_duration,
-        )
+        keeper = LeaseKeeper(self._heartbeats, self._clock, claim, handler=handler, context=context)
         keeper.start()
         try:
             await _finished(handler)

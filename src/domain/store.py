@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
@@ -83,6 +83,28 @@ class WorkStore(ABC):
         all the same, so that the holder can write ``cancelled``); else ``HELD``.
         """
         ...
+
+    async def heartbeat_many(
+        self,
+        beats: Sequence[tuple[Lease, JsonValue | ProgressSnapshot]],
+        *,
+        lease_duration: timedelta,
+    ) -> list[HeartbeatAnswer]:
+        """:meth:`heartbeat` each of ``beats``, a lease and its progress: one answer each, in order.
+
+        Each lease is fenced and answered on its own, exactly as if each were
+        heartbeated in turn: one that is no longer held is LOST and changes nothing,
+        whatever the others are. A worker running several items at once uses this
+        to renew all its leases in one store call per heartbeat interval.
+
+        This default does just that, one :meth:`heartbeat` per lease; a store that
+        inherits it needs nothing more. A store may override it to do all of them
+        in one step (the PostgreSQL store does it in one statement).
+        """
+        return [
+            await self.heartbeat(lease, progress=progress, lease_duration=lease_duration)
+            for lease, progress in beats
+        ]
 
     @abstractmethod
     async def complete(self, lease: Lease, *, progress: JsonValue | ProgressSnapshot) -> bool:

@@ -7,7 +7,7 @@ import math
 
 import pytest
 
-from adapters.postgres.pool import _dump_json
+from adapters.postgres.pool import _dump_json, progress_text
 from domain import ProgressSnapshot, progress_value
 
 
@@ -61,3 +61,11 @@ class TestWhatAStoreReads:
         assert _dump_json(ProgressSnapshot.of_json(text)) is text
         assert _dump_json(ProgressSnapshot.of_value({"a": [1, 2]})) == '{"a":[1,2]}'
         assert _dump_json({"a": [1, 2]}) == '{"a":[1,2]}'
+
+    def test_many_snapshots_at_once_are_sent_as_the_same_texts_and_none_as_null(self) -> None:
+        text = '{"page":2}'
+
+        assert progress_text(ProgressSnapshot.of_json(text)) is text
+        assert progress_text([1, "b"]) == '[1,"b"]'
+        assert progress_text(0) == "0"
+        assert progress_text(None) is None

@@ -12,6 +12,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import asyncpg
 from asyncpg.pool import PoolConnectionProxy
+from pydantic import JsonValue
 
 from adapters.postgres.unavailable import connection_loss_as_unavailable
 from domain import ProgressSnapshot
@@ -127,6 +128,17 @@ def _dump_json(value: object) -> str:
         return value.text()
     # Compact separators: jsonb normalises anyway, so spaces would only cost bytes.
     return json.dumps(value, separators=(",", ":"))
+
+
+def progress_text(progress: JsonValue | ProgressSnapshot) -> str | None:
+    """The JSON text the codecs would send for ``progress``; None (SQL NULL) for none.
+
+    For statements that take many snapshots at once, as a ``text[]`` parameter:
+    arrays of ``jsonb`` do not go through the codecs.
+    """
+    if progress is None:
+        return None
+    return _dump_json(progress)
 
 
 @asynccontextmanager

@@ -19,7 +19,7 @@ Two mechanisms are PostgreSQL's own:
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Collection
+from collections.abc import Awaitable, Callable, Collection, Sequence
 from datetime import datetime, timedelta
 from typing import TypeVar
 
@@ -27,6 +27,7 @@ import asyncpg
 from pydantic import JsonValue
 
 from adapters.postgres.held import HeldConnection
+from adapters.postgres.pool import progress_text
 from adapters.postgres.rows import work_item_from_row
 from adapters.postgres.sql import load_statements
 from adapters.postgres.unavailable import connection_loss_as_unavailable
@@ -156,6 +157,32 @@ class PostgresWorkStore(WorkStore):  # pragma: no mutate block
                 progress,
             )
         return _HEARTBEAT_ANSWERS[requested]
+
+    async def heartbeat_many(
+        self,
+        beats: Sequence[tuple[Lease, JsonValue | ProgressSnapshot]],
+        *,
+        lease_duration: timedelta,
+    ) -> list[HeartbeatAnswer]:
+        """:meth:`heartbeat` every lease of ``beats`` in one statement, each fenced on its own.
+
+        :returns: one answer per lease, in order.
+        :raises StoreUnavailableError: if the database cannot be reached.
+        """
+        if not beats:
+            return []
+        now = self._clock.now()
+        with connection_loss_as_unavailable():
+            rows = await self._connection.fetch(
+                _SQL["heartbeat_many"],
+                [lease.item_id for lease, _ in beats],
+                [lease.attempt for lease, _ in beats],
+                now,
+                now + lease_duration,
+                [progress_text(progress) for _, progress in beats],
+            )
+        requested = {row["id"]: row["cancel_requested"] for row in rows}
+        return [_HEARTBEAT_ANSWERS[requested.get(lease.item_id)] for lease, _ in beats]
 
     async def complete(self, lease: Lease, *, progress: JsonValue | ProgressSnapshot) -> bool:
         """Mark the item succeeded and stamp ``finished_at``.

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Sequence
 from datetime import datetime, timedelta
 
 from prometheus_client import Counter
@@ -38,6 +38,9 @@ class CountingWorkStore(WorkStore):
     is passed on whole, so a store that does both in one statement still does.
 
     :param timer: seconds on a monotonic clock, for the heartbeat latency.
+    :param claimed_kinds: the kind of every item claimed and not yet written, by
+        lease; stores that write each other's leases share one (a worker's lanes,
+        whose heartbeats go through one of them). Not given, the store keeps its own.
     """
 
     def __init__(
@@ -46,12 +49,12 @@ class CountingWorkStore(WorkStore):
         metrics: WorkerMetrics,
         *,
         timer: Callable[[], float] = time.perf_counter,
+        claimed_kinds: dict[Lease, str] | None = None,
     ) -> None:
         self._store = store
         self._metrics = metrics
         self._timer = timer
-        # The kind of every item claimed through this store and not yet written.
-        self._kinds: dict[Lease, str] = {}
+        self._kinds: dict[Lease, str] = {} if claimed_kinds is None else claimed_kinds
 
     async def claim(
         self, kinds: Collection[str], *, worker_id: str, lease_duration: timedelta
@@ -73,6 +76,22 @@ class CountingWorkStore(WorkStore):
         if answer is HeartbeatAnswer.LOST:
             self._metrics.leases_lost.labels(self._forget(lease)).inc()
         return answer
+
+    async def heartbeat_many(
+        self,
+        beats: Sequence[tuple[Lease, JsonValue | ProgressSnapshot]],
+        *,
+        lease_duration: timedelta,
+    ) -> list[HeartbeatAnswer]:
+        started = self._timer()
+        try:
+            answers = await self._store.heartbeat_many(beats, lease_duration=lease_duration)
+        finally:
+            self._metrics.heartbeat_seconds.observe(self._timer() - started)
+        for index, (lease, _) in enumerate(beats):
+            if answers[index] is HeartbeatAnswer.LOST:
+                self._metrics.leases_lost.labels(self._forget(lease)).inc()
+        return answers
 
     async def complete(self, lease: Lease, *, progress: JsonValue | ProgressSnapshot) -> bool:
         completed = await self._store.complete(lease, progress=progress)

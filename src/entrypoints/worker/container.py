@@ -24,13 +24,14 @@ from dependency_injector import containers, providers
 
 from adapters.clock import SystemClock
 from adapters.postgres import PostgresRefreshTokenStore, PostgresWorkMonitor, PostgresWorkStore
+from application.beats import SharedHeartbeats
 from application.execution import ExecutorSettings
 from application.executor import WorkExecutor
 from application.recovery import LeaseRecovery
 from application.registry import KindCatalog, KindRegistry
 from application.scheduler import WorkScheduler
 from application.worker import Worker
-from domain import Clock, TokenCleanup, WorkItemRetention, WorkSchedule, WorkStore
+from domain import Clock, Lease, TokenCleanup, WorkItemRetention, WorkSchedule, WorkStore
 from entrypoints.worker.app import WorkerResources, WorkQueueApp, load_app
 from entrypoints.worker.counting import counted_store, worker_metrics
 from entrypoints.worker.database import (
@@ -83,24 +84,47 @@ def executors_for(
     the worker's id: the process is the worker, and every write is fenced by its
     item's attempt, not by who claimed it. With ``metrics``, each lane's store is
     counted into them (:func:`~entrypoints.worker.counting.counted_store`).
+
+    Above one lane, the lanes share their heartbeats
+    (:class:`~application.beats.SharedHeartbeats`, on a store of their own like a
+    further lane's): one statement per interval renews every lease of the process.
     """
+    claimed_kinds: dict[Lease, str] = {}
+    stores = [
+        counted_store(lane_store, metrics, claimed_kinds)
+        for lane_store in lane_stores(store, concurrency)
+    ]
+    heartbeats = None
+    if concurrency > 1:
+        heartbeats = SharedHeartbeats(
+            counted_store(sibling_of(store), metrics, claimed_kinds),
+            clock,
+            interval=settings.heartbeat_interval,
+            lease_duration=settings.lease_duration,
+        )
     return tuple(
         WorkExecutor(
-            counted_store(lane_store, metrics),
+            lane_store,
             registry,
             clock,
             worker_id=worker_id,
             settings=settings,
+            heartbeats=heartbeats,
         )
-        for lane_store in lane_stores(store, concurrency)
+        for lane_store in stores
     )
 
 
 def lane_stores(store: WorkStore, concurrency: int) -> list[WorkStore]:
     """The store of each of ``concurrency`` lanes: ``store`` first, then its siblings."""
+    return [store, *(sibling_of(store) for _ in range(concurrency - 1))]
+
+
+def sibling_of(store: WorkStore) -> WorkStore:
+    """A store like ``store`` with a connection of its own, on PostgreSQL; else ``store``."""
     if isinstance(store, PostgresWorkStore):
-        return [store, *(store.sibling() for _ in range(concurrency - 1))]
-    return [store] * concurrency
+        return store.sibling()
+    return store
 
 
 def first_executor(executors: tuple[WorkExecutor, ...]) -> WorkExecutor:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from domain import WorkStore
+from domain import Lease, WorkStore
 from entrypoints.worker.settings import SettingsError, env_name
 
 if TYPE_CHECKING:
@@ -36,10 +36,18 @@ def worker_metrics(port: int | None) -> WorkerMetrics | None:
     return WorkerMetrics()
 
 
-def counted_store(store: WorkStore, metrics: WorkerMetrics | None) -> WorkStore:
-    """``store`` itself, or ``store`` counted into ``metrics`` when there are any."""
+def counted_store(
+    store: WorkStore,
+    metrics: WorkerMetrics | None,
+    claimed_kinds: dict[Lease, str] | None = None,
+) -> WorkStore:
+    """``store`` itself, or ``store`` counted into ``metrics`` when there are any.
+
+    Stores given one ``claimed_kinds`` map share what each claimed (see
+    :class:`~adapters.prometheus.CountingWorkStore`).
+    """
     if metrics is None:
         return store
     from adapters.prometheus import CountingWorkStore
 
-    return CountingWorkStore(store, metrics)
+    return CountingWorkStore(store, metrics, claimed_kinds=claimed_kinds)

@@ -13,6 +13,7 @@ import pytest
 from service_bench import LEASE, Bench, StoreSpy, seconds, start, status_of
 
 from application import ExecutionOutcome, ExecutionStatus, ExecutorSettings
+from application.beats import SoloHeartbeats
 from application.claim import Claim
 from application.context import ExecutionContext
 from application.heartbeat import LeaseKeeper
@@ -75,14 +76,18 @@ def keeper_for(
 ) -> tuple[Claim, LeaseKeeper]:
     """A keeper of a claim's lease, secured for ``secured_for`` from now (negative: run out)."""
     claim = Claim(ITEM, bench.clock.now(), secured_for)
-    return claim, LeaseKeeper(
+    heartbeats = SoloHeartbeats(
         spy,  # type: ignore[arg-type]
+        bench.clock,
+        interval=timedelta(seconds=2),
+        lease_duration=LEASE,
+    )
+    return claim, LeaseKeeper(
+        heartbeats,
         bench.clock,
         claim,
         handler=handler,
         context=ExecutionContext(item_id=1, attempt=1, kind="alpha"),
-        interval=timedelta(seconds=2),
-        lease_duration=LEASE,
     )
 
 

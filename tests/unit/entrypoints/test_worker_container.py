@@ -7,10 +7,11 @@ import asyncio
 import logging
 import signal
 from collections.abc import AsyncIterator
+from dataclasses import replace
 from datetime import timedelta
 from enum import StrEnum
 from pathlib import Path
-from typing import cast
+from typing import Any, cast
 
 import asyncpg
 import pytest
@@ -18,12 +19,14 @@ from dependency_injector import providers
 from dependency_injector.errors import Error as DependencyError
 from worker_world import PRODUCTION_KINDS, SECRET, WorkerWorld, periodic_kinds
 
-from adapters.memory import InMemoryRefreshTokenStore
+from adapters.memory import InMemoryRefreshTokenStore, InMemoryWorkStore
 from adapters.postgres import PostgresWorkStore, SchemaNotCurrentError
+from adapters.prometheus import WorkerMetrics
 from adapters.testing import FakeClock
 from application.execution import ExecutorSettings
 from application.registry import KindRegistry
 from domain import (
+    HeartbeatAnswer,
     KindRegistryError,
     TokenCleanup,
     WorkContext,
@@ -37,6 +40,7 @@ from entrypoints.worker.container import (
     WorkerContainer,
     _abandon,
     build_container,
+    executors_for,
     lane_stores,
     provide,
     shutdown_resources,
@@ -444,3 +448,89 @@ class TestAnAbandonedBuild:
 
         assert building.done()
         assert not building.cancelled()
+
+
+class RecordedHeartbeats(InMemoryWorkStore):
+    """The in-memory store, recording how its leases were renewed: one at a time or many."""
+
+    def __init__(self, world: WorkerWorld) -> None:
+        super().__init__(world.state, world.clock)
+        self.calls: list[str] = []
+        self._many = False
+
+    async def heartbeat(self, *args: Any, **kwargs: Any) -> HeartbeatAnswer:
+        if not self._many:  # not one of heartbeat_many's own
+            self.calls.append("heartbeat")
+        return await super().heartbeat(*args, **kwargs)
+
+    async def heartbeat_many(self, *args: Any, **kwargs: Any) -> list[HeartbeatAnswer]:
+        self.calls.append("heartbeat_many")
+        self._many = True
+        try:
+            return await super().heartbeat_many(*args, **kwargs)
+        finally:
+            self._many = False
+
+
+class TestTheLanesShareOneHeartbeat:
+    @pytest.mark.parametrize(
+        ("concurrency", "calls"), [(1, ["heartbeat"]), (2, ["heartbeat_many"])]
+    )
+    async def test_above_one_lane_each_interval_renews_every_lease_in_one_store_call(
+        self, world: WorkerWorld, concurrency: int, calls: list[str]
+    ) -> None:
+        store = RecordedHeartbeats(world)
+        handler = SlowHandler()
+        executors = executors_for(
+            store,
+            KindRegistry(SlowKind, [Slow], [handler]),
+            world.clock,
+            worker_id="w",
+            settings=ExecutorSettings(),
+            concurrency=concurrency,
+            metrics=None,
+        )
+        for _ in executors:
+            await world.queue.enqueue(Slow())
+        runs = [asyncio.create_task(executor.run_next()) for executor in executors]
+        await world.clock.settle()
+
+        await world.clock.advance(2)
+
+        assert store.calls == calls
+        assert [item.heartbeat_at for item in world.state.snapshot()] == [
+            world.clock.now()
+        ] * concurrency
+        for run in runs:
+            run.cancel()
+        await asyncio.gather(*runs, return_exceptions=True)
+
+    async def test_a_lease_another_lane_claimed_counts_as_lost_for_its_kind(
+        self, world: WorkerWorld
+    ) -> None:
+        metrics = WorkerMetrics()
+        executors = executors_for(
+            world.store,
+            KindRegistry(SlowKind, [Slow], [SlowHandler()]),
+            world.clock,
+            worker_id="w",
+            settings=ExecutorSettings(),
+            concurrency=2,
+            metrics=metrics,
+        )
+        for _ in executors:
+            await world.queue.enqueue(Slow())
+        runs = [asyncio.create_task(executor.run_next()) for executor in executors]
+        await world.clock.settle()
+        second = max(world.state.items)
+        world.state.write(replace(world.state.items[second], attempt=2))
+
+        await world.clock.advance(2)
+
+        lost = metrics.registry.get_sample_value(
+            "workqueue_worker_leases_lost_total", {"kind": "slow"}
+        )
+        assert lost == 1
+        for run in runs:
+            run.cancel()
+        await asyncio.gather(*runs, return_exceptions=True)

@@ -259,6 +259,78 @@ class TestHeartbeats:
         assert count(metrics, "leases_lost_total", ALPHA) == 0
 
 
+class TestHeartbeatsOfSeveralLeases:
+    async def test_one_call_is_timed_once_and_each_lost_lease_counts_for_its_kind(
+        self,
+        queue: InMemoryWorkQueue,
+        store: CountingWorkStore,
+        metrics: WorkerMetrics,
+        clock: FakeClock,
+    ) -> None:
+        await queue.enqueue_many([EnqueueRequest(AlphaJob()), EnqueueRequest(BetaJob())])
+        alpha, beta = [await claimed(store) for _ in range(2)]
+        await store.complete(beta.lease, progress=None)
+        await queue.enqueue(AlphaJob(number=2))
+        held = await claimed(store)
+
+        answers = await store.heartbeat_many(
+            [(alpha.lease, None), (lost(beta), None), (held.lease, None)], lease_duration=LEASE
+        )
+
+        assert answers == [HeartbeatAnswer.HELD, HeartbeatAnswer.LOST, HeartbeatAnswer.HELD]
+        assert count(metrics, "heartbeat_seconds_count") == 1
+        assert count(metrics, "heartbeat_seconds_sum") == 0.25
+        assert count(metrics, "leases_lost_total", {"kind": "unknown"}) == 1
+        await store.recover_expired(max_stalls=3)
+        await clock.advance(61)
+        await store.recover_expired(max_stalls=3)
+        assert await store.heartbeat_many([(alpha.lease, None)], lease_duration=LEASE) == [
+            HeartbeatAnswer.LOST
+        ]
+        assert count(metrics, "leases_lost_total", ALPHA) == 1
+
+    async def test_a_call_that_cannot_reach_the_store_is_timed_but_loses_nothing(
+        self,
+        state: InMemoryState,
+        queue: InMemoryWorkQueue,
+        store: CountingWorkStore,
+        metrics: WorkerMetrics,
+    ) -> None:
+        await queue.enqueue(AlphaJob())
+        item = await claimed(store)
+        state.unavailable = True
+
+        with pytest.raises(StoreUnavailableError):
+            await store.heartbeat_many([(item.lease, None)], lease_duration=LEASE)
+
+        assert count(metrics, "heartbeat_seconds_count") == 1
+        assert count(metrics, "leases_lost_total", ALPHA) == 0
+
+    async def test_stores_that_share_what_they_claimed_count_each_other_s_lost_leases_by_kind(
+        self,
+        state: InMemoryState,
+        clock: FakeClock,
+        queue: InMemoryWorkQueue,
+        metrics: WorkerMetrics,
+    ) -> None:
+        claimed_kinds: dict[Lease, str] = {}
+        lanes = [
+            CountingWorkStore(InMemoryWorkStore(state, clock), metrics, claimed_kinds=claimed_kinds)
+            for _ in range(2)
+        ]
+        await queue.enqueue(BetaJob())
+        item = await claimed(lanes[1])
+        await clock.advance(61)
+        await lanes[0].recover_expired(max_stalls=3)
+
+        assert await lanes[0].heartbeat_many([(item.lease, None)], lease_duration=LEASE) == [
+            HeartbeatAnswer.LOST
+        ]
+
+        assert count(metrics, "leases_lost_total", BETA) == 1
+        assert claimed_kinds == {}
+
+
 class TestRecovery:
     async def test_each_recovered_item_counts_for_what_became_of_it(
         self,
@@ -372,6 +444,9 @@ class Recording(WorkStore):
     async def heartbeat(self, *args: Any, **kwargs: Any) -> Any:
         return self._answer("heartbeat", *args, **kwargs)
 
+    async def heartbeat_many(self, *args: Any, **kwargs: Any) -> Any:
+        return self._answer("heartbeat_many", *args, **kwargs)
+
     async def complete(self, *args: Any, **kwargs: Any) -> Any:
         return self._answer("complete", *args, **kwargs)
 
@@ -412,6 +487,7 @@ class Recording(WorkStore):
 ANSWERS: dict[str, object] = {
     "claim": None,
     "heartbeat": True,
+    "heartbeat_many": [HeartbeatAnswer.HELD],
     "complete": True,
     "complete_and_claim": (True, None),
     "fail": True,
@@ -435,6 +511,7 @@ async def test_every_call_is_passed_on_as_made_and_answered_as_the_store_answere
     made = [
         ("claim", store.claim(["k"], worker_id="w", lease_duration=LEASE)),
         ("heartbeat", store.heartbeat(lease, progress={"p": 1}, lease_duration=LEASE)),
+        ("heartbeat_many", store.heartbeat_many([(lease, {"p": 0})], lease_duration=LEASE)),
         ("complete", store.complete(lease, progress={"p": 2})),
         (
             "complete_and_claim",
@@ -462,6 +539,7 @@ async def test_every_call_is_passed_on_as_made_and_answered_as_the_store_answere
     assert inner.calls == [
         ("claim", (["k"],), {"worker_id": "w", "lease_duration": LEASE}),
         ("heartbeat", (lease,), {"progress": {"p": 1}, "lease_duration": LEASE}),
+        ("heartbeat_many", ([(lease, {"p": 0})],), {"lease_duration": LEASE}),
         ("complete", (lease,), {"progress": {"p": 2}}),
         (
             "complete_and_claim",

@@ -54,6 +54,18 @@ SET heartbeat_at = $3, lease_expires_at = $4, progress = $5
 WHERE id = $1 AND attempt = $2 AND status = 'running'
 RETURNING cancel_reason IS NOT NULL;
 
+-- name: heartbeat_many
+-- $1 ids, $2 attempts, $3 now, $4 lease_expires_at, $5 progress as JSON text (NULL
+-- for none), one element per lease. The heartbeat above for each lease at once,
+-- each fenced on its own: one row per lease still held, with its id and whether a
+-- cancel of it was requested; a lease not held has no row and changes nothing.
+-- HOT updates, as above.
+UPDATE work_items AS item
+SET heartbeat_at = $3, lease_expires_at = $4, progress = beat.progress::jsonb
+FROM unnest($1::bigint[], $2::integer[], $5::text[]) AS beat(id, attempt, progress)
+WHERE item.id = beat.id AND item.attempt = beat.attempt AND item.status = 'running'
+RETURNING item.id, item.cancel_reason IS NOT NULL AS cancel_requested;
+
 -- name: complete
 -- $1 id, $2 attempt, $3 now, $4 progress. worker_id stays: the last holder.
 UPDATE work_items

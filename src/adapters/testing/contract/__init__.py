@@ -72,6 +72,7 @@ from adapters.testing.contract.finish import FinishContract
 from adapters.testing.contract.fixtures import ContractFixtures, QueueFactory, StoreFactory
 from adapters.testing.contract.hang import HANG_AFTER_SECONDS, HangGuard, fail_if_hung
 from adapters.testing.contract.heartbeat import HeartbeatContract
+from adapters.testing.contract.heartbeat_many import HeartbeatManyContract
 from adapters.testing.contract.kinds import AlphaJob, BetaJob, ContractKind, GammaJob
 from adapters.testing.contract.lease_duration import LeaseDurationContract
 from adapters.testing.contract.listing import ListingContract
@@ -134,6 +135,7 @@ __all__ = [
     "GammaJob",
     "HangGuard",
     "HeartbeatContract",
+    "HeartbeatManyContract",
     "Isolation",
     "LeaseDurationContract",
     "ListingContract",

@@ -15,6 +15,7 @@ from adapters.testing.contract.fencing import FencingContract
 from adapters.testing.contract.finish import FinishContract
 from adapters.testing.contract.hang import HangGuard
 from adapters.testing.contract.heartbeat import HeartbeatContract
+from adapters.testing.contract.heartbeat_many import HeartbeatManyContract
 from adapters.testing.contract.lease_duration import LeaseDurationContract
 from adapters.testing.contract.listing import ListingContract
 from adapters.testing.contract.model_check import ModelContract
@@ -33,6 +34,7 @@ class WorkQueueContractSuite(
     EnqueueContract,
     ClaimContract,
     HeartbeatContract,
+    HeartbeatManyContract,
     FinishContract,
     CompleteAndClaimContract,
     FencingContract,
