@@ -25,12 +25,11 @@ from application import (
     KindRegistry,
     LeaseRecovery,
     Worker,
-    WorkExecutor,
     WorkScheduler,
 )
 from bench.kinds import BenchKind, BusyHandler, BusyJob, NoopHandler, NoopJob
 from domain import Clock
-from entrypoints.worker.container import lane_stores
+from entrypoints.worker.container import executors_for
 from entrypoints.worker.log_format import configure_logging
 
 __all__ = ["EVENT_LOOPS", "bench_registry", "build_worker", "configure_bench_logging", "run_on"]
@@ -65,17 +64,22 @@ def build_worker(
 ) -> Worker:
     """A :class:`~application.Worker` over its own store on ``pool``, as the container wires one.
 
-    ``concurrency`` executors, each lane on a sibling of that store, as
-    ``WORKQUEUE_CONCURRENCY`` gives them.
+    ``concurrency`` executors, each lane on a sibling of that store and sharing
+    their heartbeats above one, as ``WORKQUEUE_CONCURRENCY`` gives them.
     """
     clock = clock or SystemClock()
     store = PostgresWorkStore(pool, clock)
-    executors = [
-        WorkExecutor(lane_store, registry, clock, worker_id=worker_id, settings=settings)
-        for lane_store in lane_stores(store, concurrency)
-    ]
+    executors = executors_for(
+        store,
+        registry,
+        clock,
+        worker_id=worker_id,
+        settings=settings,
+        concurrency=concurrency,
+        metrics=None,
+    )
     return Worker(
-        executor=executors[0] if concurrency == 1 else executors,
+        executor=executors[0] if concurrency == 1 else list(executors),
         scheduler=WorkScheduler(PostgresWorkQueue(pool, clock), []),
         recovery=LeaseRecovery(store),
         clock=clock,
