@@ -53,6 +53,11 @@ IN_MEMORY: dict[str, set[str]] = {
     "TestHeartbeatNeverAnswersCancel": {
         "test_the_holders_heartbeats_answer_that_a_cancel_was_requested",
     },
+    "TestHeartbeatManyAnswersAsOne": {
+        "test_a_lease_no_longer_held_is_lost_and_changes_nothing_beside_held_ones",
+        "test_a_lease_of_an_unknown_item_is_lost",
+        "test_the_answers_come_in_the_order_of_the_leases",
+    },
     "TestCancelsRunningItemsAtOnce": {
         "test_a_running_item_keeps_running_with_the_request_recorded",
     },
@@ -83,6 +88,9 @@ ON_POSTGRES: dict[str, set[str]] = {
     },
     "TestCancelsAfterReadingTheStatus": {
         "test_a_cancel_racing_a_claim_has_exactly_one_outcome",
+    },
+    "TestHeartbeatManyFencedByIdAlone": {
+        "test_a_lease_no_longer_held_is_lost_and_changes_nothing_beside_held_ones",
     },
 }
 

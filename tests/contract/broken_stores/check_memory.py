@@ -12,6 +12,7 @@ from stores import (
     ClaimsInTwoSteps,
     DropsProgressOnReads,
     EnqueueIfDueInTwoSteps,
+    HeartbeatManyAnswersAsOne,
     HeartbeatNeverAnswersCancel,
     IgnoresLeaseDuration,
     RecoveryRequeuesCancelRequested,
@@ -67,3 +68,8 @@ class TestCancelsRunningItemsAtOnce(WorkQueueContractSuite, MemoryContractFixtur
 class TestCancelsInTwoSteps(WorkQueueContractSuite, MemoryContractFixtures):
     def make_store(self, state: InMemoryState, clock: FakeClock) -> WorkStore:
         return CancelsInTwoSteps(state, clock)
+
+
+class TestHeartbeatManyAnswersAsOne(WorkQueueContractSuite, MemoryContractFixtures):
+    def make_store(self, state: InMemoryState, clock: FakeClock) -> WorkStore:
+        return HeartbeatManyAnswersAsOne(state, clock)

@@ -15,6 +15,7 @@ from stores import (
     ClaimsWithoutSkipLocked,
     EnqueueIfDueLockedInTheInsert,
     EnqueueIfDueWithoutTheLock,
+    HeartbeatManyFencedByIdAlone,
     NewestFirstIgnoresFilters,
 )
 
@@ -25,6 +26,7 @@ from adapters.testing.contract import (
     CompleteAndClaimContract,
     EnqueueIfDueContract,
     HangGuard,
+    HeartbeatManyContract,
     ListingContract,
     ModelContract,
 )
@@ -75,3 +77,8 @@ class TestEnqueueIfDueLockedInTheInsert(EnqueueIfDueContract, HangGuard, Postgre
 class TestCancelsAfterReadingTheStatus(CancelContract, HangGuard, PostgresContractFixtures):
     def make_store(self, pool: asyncpg.Pool, clock: FakeClock) -> WorkStore:
         return CancelsAfterReadingTheStatus(pool, clock)
+
+
+class TestHeartbeatManyFencedByIdAlone(HeartbeatManyContract, HangGuard, PostgresContractFixtures):
+    def make_store(self, pool: asyncpg.Pool, clock: FakeClock) -> WorkStore:
+        return HeartbeatManyFencedByIdAlone(pool, clock)

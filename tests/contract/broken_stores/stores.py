@@ -9,7 +9,7 @@ the tests named there.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from dataclasses import replace
 from datetime import timedelta
 
@@ -19,6 +19,7 @@ from adapters.memory import InMemoryState, InMemoryWorkQueue, InMemoryWorkStore
 from adapters.postgres import PostgresWorkQueue, PostgresWorkStore
 from adapters.postgres.channel import CHANNEL
 from adapters.postgres.enqueue_plan import check_request
+from adapters.postgres.pool import progress_text
 from adapters.postgres.queue_sql import STATEMENTS
 from adapters.postgres.rows import work_item_from_row
 from adapters.postgres.store import _SQL
@@ -138,6 +139,19 @@ class HeartbeatNeverAnswersCancel(InMemoryWorkStore):
         return answer and HeartbeatAnswer.HELD
 
 
+class HeartbeatManyAnswersAsOne(InMemoryWorkStore):
+    """Heartbeats each lease of a batch, but answers every one as the first was answered."""
+
+    async def heartbeat_many(
+        self,
+        beats: Sequence[tuple[Lease, JsonValue | ProgressSnapshot]],
+        *,
+        lease_duration: timedelta,
+    ) -> list[HeartbeatAnswer]:
+        answers = await super().heartbeat_many(beats, lease_duration=lease_duration)
+        return [answers[0]] * len(answers)
+
+
 class CancelsRunningItemsAtOnce(InMemoryWorkStore):
     """A cancel of a running item finishes it under its holder, outside the holder's fence."""
 
@@ -221,6 +235,31 @@ class CancelsAfterReadingTheStatus(PostgresWorkStore):
             self._clock.now(),
         )
         return CancelOutcome.CANCELLED
+
+
+class HeartbeatManyFencedByIdAlone(PostgresWorkStore):
+    """Renews a batch of leases matching rows by id and status, not by attempt."""
+
+    async def heartbeat_many(
+        self,
+        beats: Sequence[tuple[Lease, JsonValue | ProgressSnapshot]],
+        *,
+        lease_duration: timedelta,
+    ) -> list[HeartbeatAnswer]:
+        now = self._clock.now()
+        rows = await self._connection.fetch(
+            _SQL["heartbeat_many"].replace("AND item.attempt = beat.attempt ", ""),
+            [lease.item_id for lease, _ in beats],
+            [lease.attempt for lease, _ in beats],
+            now,
+            now + lease_duration,
+            [progress_text(progress) for _, progress in beats],
+        )
+        held = {row["id"] for row in rows}
+        return [
+            HeartbeatAnswer.HELD if lease.item_id in held else HeartbeatAnswer.LOST
+            for lease, _ in beats
+        ]
 
 
 class _ClaimSql(PostgresWorkStore):
