@@ -28,11 +28,10 @@ from typing import Any
 
 from pydantic import JsonValue
 
+from application.coalescer import Coalescer
 from domain import Clock, HeartbeatAnswer, Lease, ProgressSnapshot, WorkStore
 
 __all__ = ["Heartbeats", "SharedHeartbeats", "SoloHeartbeats"]
-
-_Beat = tuple[Lease, JsonValue | ProgressSnapshot, "asyncio.Future[HeartbeatAnswer]"]
 
 
 class Heartbeats(ABC):
@@ -99,8 +98,8 @@ class SharedHeartbeats(Heartbeats):
     that wait before it rings share it. A tick that nobody waits for any more is
     called off. The heartbeats asked for in one turn of the event loop (those of
     the keepers one tick woke) are sent together as one
-    :meth:`~domain.WorkStore.heartbeat_many`; if it fails, each of them fails with
-    its error.
+    :meth:`~domain.WorkStore.heartbeat_many` (:class:`~application.coalescer.Coalescer`);
+    if it fails, each of them fails with its error.
     """
 
     def __init__(
@@ -108,8 +107,7 @@ class SharedHeartbeats(Heartbeats):
     ) -> None:
         super().__init__(store, clock, interval=interval, lease_duration=lease_duration)
         self._tick: _Tick | None = None
-        self._pending: list[_Beat] = []
-        self._sending: set[asyncio.Future[None]] = set()
+        self._beats = Coalescer(self._heartbeat_many, what=f"{type(store).__name__}.heartbeat_many")
 
     async def wait(self, seconds: float) -> None:
         tick = self._next_tick()
@@ -145,37 +143,9 @@ class SharedHeartbeats(Heartbeats):
     async def heartbeat(
         self, lease: Lease, progress: JsonValue | ProgressSnapshot
     ) -> HeartbeatAnswer:
-        loop = asyncio.get_running_loop()
-        answer: asyncio.Future[HeartbeatAnswer] = loop.create_future()
-        if not self._pending:
-            loop.call_soon(self._send_pending)
-        self._pending.append((lease, progress, answer))
-        return await answer
+        return await self._beats((lease, progress))
 
-    def _send_pending(self) -> None:
-        beats, self._pending = self._pending, []
-        sending = asyncio.ensure_future(self._send(beats))
-        # Kept until done: the loop holds only a weak reference to a task.
-        self._sending.add(sending)
-        sending.add_done_callback(self._sending.discard)
-
-    async def _send(self, beats: list[_Beat]) -> None:
-        try:
-            answers = await self._store.heartbeat_many(
-                [(lease, progress) for lease, progress, _ in beats],
-                lease_duration=self.lease_duration,
-            )
-            if len(answers) != len(beats):
-                raise RuntimeError(
-                    f"{type(self._store).__name__}.heartbeat_many answered "
-                    f"{len(answers)} of {len(beats)} leases"
-                )
-        except Exception as error:
-            for *_, answer in beats:
-                if not answer.done():
-                    answer.set_exception(error)
-            return
-        for index, (*_, answer) in enumerate(beats):
-            # A keeper that gave up waiting (its lease ran out) took its answer away.
-            if not answer.done():
-                answer.set_result(answers[index])
+    async def _heartbeat_many(
+        self, beats: list[tuple[Lease, JsonValue | ProgressSnapshot]]
+    ) -> list[HeartbeatAnswer]:
+        return await self._store.heartbeat_many(beats, lease_duration=self.lease_duration)

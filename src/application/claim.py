@@ -20,6 +20,7 @@ from typing import Any
 
 from pydantic import JsonValue
 
+from application.completions import SharedCompletions
 from domain import Clock, ProgressSnapshot, WorkItem, WorkStore
 
 __all__ = ["Claim", "Claimer"]
@@ -58,9 +59,19 @@ class Claimer:
     :param kinds: the kind names to claim.
     :param worker_id: stamped on every claimed item.
     :param lease_duration: what each claim secures its item for.
+    :param completions: where a completion claims the next item when the lanes of
+        a process share their completions; not given, through ``store``.
     """
 
-    __slots__ = ("_clock", "_held", "_kinds", "_lease_duration", "_store", "_worker_id")
+    __slots__ = (
+        "_clock",
+        "_completions",
+        "_held",
+        "_kinds",
+        "_lease_duration",
+        "_store",
+        "_worker_id",
+    )
 
     def __init__(
         self,
@@ -70,8 +81,10 @@ class Claimer:
         *,
         worker_id: str,
         lease_duration: timedelta,
+        completions: SharedCompletions | None = None,
     ) -> None:
         self._store = store
+        self._completions = completions
         self._clock = clock
         self._kinds = kinds
         self._worker_id = worker_id
@@ -110,13 +123,17 @@ class Claimer:
         :raises StoreUnavailableError: if the store cannot be reached.
         """
         claimed_at = self._clock.now()
-        completed, following = await self._store.complete_and_claim(
-            claim.item.lease,
-            progress=progress,
-            kinds=self._kinds,
-            worker_id=self._worker_id,
-            lease_duration=self._lease_duration,
-        )
+        lease = claim.item.lease
+        if self._completions is None:
+            completed, following = await self._store.complete_and_claim(
+                lease,
+                progress=progress,
+                kinds=self._kinds,
+                worker_id=self._worker_id,
+                lease_duration=self._lease_duration,
+            )
+        else:
+            completed, following = await self._completions.complete_and_claim(lease, progress)
         if following is not None:
             self._held = Claim(following, claimed_at, self._lease_duration)
         return completed

@@ -35,6 +35,7 @@ from typing import Any
 
 from application.beats import Heartbeats, SoloHeartbeats
 from application.claim import Claim, Claimer
+from application.completions import SharedCompletions
 from application.context import ExecutionContext
 from application.execution import (
     DEFAULT_EXECUTOR_SETTINGS,
@@ -66,6 +67,9 @@ class WorkExecutor:
         own through ``store`` (:class:`~application.beats.SoloHeartbeats`). The
         lanes of one process share :class:`~application.beats.SharedHeartbeats`,
         made with the same interval and lease duration.
+    :param completions: the lanes of one process also share their completions
+        (:class:`~application.completions.SharedCompletions`, made with the same
+        kinds, worker id and lease duration); not given, each through ``store``.
     """
 
     def __init__(
@@ -77,6 +81,7 @@ class WorkExecutor:
         worker_id: str,
         settings: ExecutorSettings = DEFAULT_EXECUTOR_SETTINGS,
         heartbeats: Heartbeats | None = None,
+        completions: SharedCompletions | None = None,
     ) -> None:
         self._registry = registry
         self._worker_id = worker_id
@@ -87,6 +92,7 @@ class WorkExecutor:
             registry.kinds,
             worker_id=worker_id,
             lease_duration=settings.lease_duration,
+            completions=completions,
         )
         if heartbeats is None:
             heartbeats = SoloHeartbeats(

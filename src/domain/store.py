@@ -135,6 +135,39 @@ class WorkStore(ABC):
         claimed = await self.claim(kinds, worker_id=worker_id, lease_duration=lease_duration)
         return completed, claimed
 
+    async def complete_and_claim_many(
+        self,
+        completions: Sequence[tuple[Lease, JsonValue | ProgressSnapshot]],
+        *,
+        kinds: Collection[str],
+        worker_id: str,
+        lease_duration: timedelta,
+    ) -> list[tuple[bool, WorkItem | None]]:
+        """:meth:`complete_and_claim` each of ``completions``, a lease and its progress.
+
+        One answer per completion, in order: whether its lease was held, and the
+        item claimed along with it (None once nothing of ``kinds`` is queued). Each
+        completion is fenced on its own; the claims take the oldest queued items,
+        the oldest for the first completion, exactly as if each were called in
+        turn. A worker whose lanes finish items together uses this to complete
+        and claim for all of them in one step.
+
+        This default does just that, one :meth:`complete_and_claim` per
+        completion; a store that inherits it needs nothing more. A store may
+        override it to do all of them in one step (the PostgreSQL store does it
+        in one statement).
+        """
+        return [
+            await self.complete_and_claim(
+                lease,
+                progress=progress,
+                kinds=kinds,
+                worker_id=worker_id,
+                lease_duration=lease_duration,
+            )
+            for lease, progress in completions
+        ]
+
     @abstractmethod
     async def fail(
         self, lease: Lease, *, error: str, progress: JsonValue | ProgressSnapshot

@@ -218,6 +218,44 @@ class PostgresWorkStore(WorkStore):  # pragma: no mutate block
             names, worker_id, lease_duration, lease.item_id, lease.attempt, progress
         )
 
+    async def complete_and_claim_many(
+        self,
+        completions: Sequence[tuple[Lease, JsonValue | ProgressSnapshot]],
+        *,
+        kinds: Collection[str],
+        worker_id: str,
+        lease_duration: timedelta,
+    ) -> list[tuple[bool, WorkItem | None]]:
+        """Complete these leases and claim as many next items, in one statement and one commit.
+
+        :returns: per completion, in order, whether its lease was held and the item
+            claimed along with it (the oldest for the first), or None.
+        :raises StoreUnavailableError: if the database cannot be reached.
+        """
+        if not completions:
+            return []
+        now = self._clock.now()
+        with connection_loss_as_unavailable():
+            rows = await self._connection.fetch(
+                _SQL["complete_and_claim_many"],
+                [kind_name(kind) for kind in kinds],
+                worker_id,
+                now,
+                now + lease_duration,
+                [lease.item_id for lease, _ in completions],
+                [lease.attempt for lease, _ in completions],
+                [progress_text(progress) for _, progress in completions],
+                len(completions),
+            )
+        held = set(rows[0]["completed"])
+        items = [work_item_from_row(row) for row in rows if row["id"] is not None]
+        claimed: list[WorkItem | None] = [*sorted(items, key=lambda item: item.id)]
+        claimed += [None] * (len(completions) - len(claimed))
+        return [
+            (lease.item_id in held, following)
+            for (lease, _), following in zip(completions, claimed, strict=True)
+        ]
+
     async def _claim(
         self,
         names: list[str],

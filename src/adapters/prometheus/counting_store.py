@@ -118,6 +118,23 @@ class CountingWorkStore(WorkStore):
         self._claimed(item)
         return completed, item
 
+    async def complete_and_claim_many(
+        self,
+        completions: Sequence[tuple[Lease, JsonValue | ProgressSnapshot]],
+        *,
+        kinds: Collection[str],
+        worker_id: str,
+        lease_duration: timedelta,
+    ) -> list[tuple[bool, WorkItem | None]]:
+        answers = await self._store.complete_and_claim_many(
+            completions, kinds=kinds, worker_id=worker_id, lease_duration=lease_duration
+        )
+        for index, (lease, _) in enumerate(completions):
+            completed, item = answers[index]
+            self._written(lease, completed, self._metrics.succeeded)
+            self._claimed(item)
+        return answers
+
     async def fail(
         self, lease: Lease, *, error: str, progress: JsonValue | ProgressSnapshot
     ) -> bool:

@@ -25,6 +25,7 @@ from dependency_injector import containers, providers
 from adapters.clock import SystemClock
 from adapters.postgres import PostgresRefreshTokenStore, PostgresWorkMonitor, PostgresWorkStore
 from application.beats import SharedHeartbeats
+from application.completions import SharedCompletions
 from application.execution import ExecutorSettings
 from application.executor import WorkExecutor
 from application.recovery import LeaseRecovery
@@ -86,20 +87,29 @@ def executors_for(
     counted into them (:func:`~entrypoints.worker.counting.counted_store`).
 
     Above one lane, the lanes share their heartbeats
-    (:class:`~application.beats.SharedHeartbeats`, on a store of their own like a
-    further lane's): one statement per interval renews every lease of the process.
+    (:class:`~application.beats.SharedHeartbeats`): one statement per interval
+    renews every lease of the process; and their completions
+    (:class:`~application.completions.SharedCompletions`): lanes that finish items
+    together complete them and claim the next ones in one statement. Each is on a
+    store of its own, like a further lane's.
     """
     claimed_kinds: dict[Lease, str] = {}
     stores = [
         counted_store(lane_store, metrics, claimed_kinds)
         for lane_store in lane_stores(store, concurrency)
     ]
-    heartbeats = None
+    heartbeats = completions = None
     if concurrency > 1:
         heartbeats = SharedHeartbeats(
             counted_store(sibling_of(store), metrics, claimed_kinds),
             clock,
             interval=settings.heartbeat_interval,
+            lease_duration=settings.lease_duration,
+        )
+        completions = SharedCompletions(
+            counted_store(sibling_of(store), metrics, claimed_kinds),
+            kinds=registry.kinds,
+            worker_id=worker_id,
             lease_duration=settings.lease_duration,
         )
     return tuple(
@@ -110,6 +120,7 @@ def executors_for(
             worker_id=worker_id,
             settings=settings,
             heartbeats=heartbeats,
+            completions=completions,
         )
         for lane_store in stores
     )

@@ -242,7 +242,7 @@ class TestFailedHeartbeats:
         errors = [r for r in caplog.records if r.name == HEARTBEAT_LOG]
         assert [r.levelno for r in errors] == [logging.ERROR] * 2
         assert all(
-            str(r.exc_info[1]) == "StoreSpy.heartbeat_many answered 1 of 2 leases"
+            str(r.exc_info[1]) == "StoreSpy.heartbeat_many answered 1 of 2"
             for r in errors
             if r.exc_info is not None
         )

@@ -44,6 +44,50 @@ SELECT EXISTS (SELECT FROM completed) AS completed, claimed.*
 FROM (VALUES (1)) AS one
 LEFT JOIN claimed ON true;
 
+-- name: complete_and_claim_many
+-- $1 kinds, $2 worker_id, $3 now, $4 lease_expires_at: the claims, of at most $8
+-- items. $5 ids, $6 attempts, $7 progress as JSON text (NULL for none): the leases
+-- to complete first, in the same statement and commit. The claim statement above
+-- for many completions at once: each completion fenced exactly as complete's,
+-- then the oldest queued items of the kinds claimed, SKIP LOCKED, whether or not
+-- the fences held. One row per claimed item (in no order: the caller sorts them
+-- by id), or one row of nulls when nothing was claimable; each row carries the
+-- ids of the completions whose lease was held.
+WITH completed AS (
+    UPDATE work_items AS item
+    SET status = 'succeeded', finished_at = $3, progress = lease.progress::jsonb,
+        lease_expires_at = NULL, error = NULL
+    FROM unnest($5::bigint[], $6::integer[], $7::text[]) AS lease(id, attempt, progress)
+    WHERE item.id = lease.id AND item.attempt = lease.attempt AND item.status = 'running'
+    RETURNING item.id
+),
+next AS MATERIALIZED (
+    SELECT id
+    FROM work_items
+    WHERE status = 'queued' AND kind = ANY ($1::text[])
+    ORDER BY id
+    LIMIT $8
+    FOR UPDATE SKIP LOCKED
+),
+claimed AS (
+    UPDATE work_items AS item
+    SET status = 'running',
+        attempt = item.attempt + 1,
+        started_at = $3,
+        heartbeat_at = $3,
+        worker_id = $2,
+        lease_expires_at = $4
+    FROM next
+    WHERE item.id = next.id
+    RETURNING item.id, item.kind, item.payload, item.status, item.attempt, item.stalls,
+              item.dedup_key, item.enqueued_at, item.started_at, item.heartbeat_at,
+              item.lease_expires_at, item.finished_at, item.worker_id, item.progress,
+              item.error, item.cancel_reason
+)
+SELECT ARRAY(SELECT id FROM completed) AS completed, claimed.*
+FROM (VALUES (1)) AS one
+LEFT JOIN claimed ON true;
+
 -- name: heartbeat
 -- $1 id, $2 attempt, $3 now, $4 lease_expires_at, $5 progress.
 -- Touches no indexed column, so it is a HOT update.

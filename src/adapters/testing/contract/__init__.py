@@ -63,6 +63,7 @@ from adapters.testing.contract.cancel import CancelContract
 from adapters.testing.contract.capabilities import StoreCapabilities, skip_unless_refresh_tokens
 from adapters.testing.contract.claim import ClaimContract
 from adapters.testing.contract.complete_and_claim import CompleteAndClaimContract
+from adapters.testing.contract.complete_and_claim_many import CompleteAndClaimManyContract
 from adapters.testing.contract.dedup_on_return import DedupOnReturnContract
 from adapters.testing.contract.due import DueContract
 from adapters.testing.contract.enqueue import EnqueueContract
@@ -123,6 +124,7 @@ __all__ = [
     "CancelContract",
     "ClaimContract",
     "CompleteAndClaimContract",
+    "CompleteAndClaimManyContract",
     "ContractFixtures",
     "ContractKind",
     "DedupAcrossTransactionsContract",

@@ -7,6 +7,7 @@ from adapters.testing.contract.backdoor_check import BackdoorContract
 from adapters.testing.contract.cancel import CancelContract
 from adapters.testing.contract.claim import ClaimContract
 from adapters.testing.contract.complete_and_claim import CompleteAndClaimContract
+from adapters.testing.contract.complete_and_claim_many import CompleteAndClaimManyContract
 from adapters.testing.contract.dedup_on_return import DedupOnReturnContract
 from adapters.testing.contract.due import DueContract
 from adapters.testing.contract.enqueue import EnqueueContract
@@ -37,6 +38,7 @@ class WorkQueueContractSuite(
     HeartbeatManyContract,
     FinishContract,
     CompleteAndClaimContract,
+    CompleteAndClaimManyContract,
     FencingContract,
     ProgressSnapshotContract,
     ReleaseContract,
