@@ -7,8 +7,8 @@ import math
 
 import pytest
 
-from adapters.postgres.pool import _dump_json, progress_text
-from domain import ProgressSnapshot, progress_value
+from adapters.postgres.pool import _dump_json, lease_columns, progress_text
+from domain import Lease, ProgressSnapshot, progress_value
 
 
 class TestBothForms:
@@ -69,3 +69,12 @@ class TestWhatAStoreReads:
         assert progress_text([1, "b"]) == '[1,"b"]'
         assert progress_text(0) == "0"
         assert progress_text(None) is None
+
+    def test_a_statement_on_many_leases_is_sent_ids_attempts_and_progress_all_as_text(
+        self,
+    ) -> None:
+        text = '{"page":2}'
+        leases = [(Lease(7, 1), ProgressSnapshot.of_json(text)), (Lease(12, 3), None)]
+
+        assert lease_columns(leases) == (["7", "12"], ["1", "3"], [text, None])
+        assert lease_columns([]) == ([], [], [])

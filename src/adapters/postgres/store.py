@@ -27,7 +27,7 @@ import asyncpg
 from pydantic import JsonValue
 
 from adapters.postgres.held import HeldConnection
-from adapters.postgres.pool import progress_text
+from adapters.postgres.pool import lease_columns
 from adapters.postgres.rows import work_item_from_row
 from adapters.postgres.sql import load_statements
 from adapters.postgres.unavailable import connection_loss_as_unavailable
@@ -171,15 +171,11 @@ class PostgresWorkStore(WorkStore):  # pragma: no mutate block
         """
         if not beats:
             return []
+        ids, attempts, progress = lease_columns(beats)
         now = self._clock.now()
         with connection_loss_as_unavailable():
             rows = await self._connection.fetch(
-                _SQL["heartbeat_many"],
-                [lease.item_id for lease, _ in beats],
-                [lease.attempt for lease, _ in beats],
-                now,
-                now + lease_duration,
-                [progress_text(progress) for _, progress in beats],
+                _SQL["heartbeat_many"], ids, attempts, now, now + lease_duration, progress
             )
         requested = {row["id"]: row["cancel_requested"] for row in rows}
         return [_HEARTBEAT_ANSWERS[requested.get(lease.item_id)] for lease, _ in beats]
@@ -234,6 +230,7 @@ class PostgresWorkStore(WorkStore):  # pragma: no mutate block
         """
         if not completions:
             return []
+        ids, attempts, progress = lease_columns(completions)
         now = self._clock.now()
         with connection_loss_as_unavailable():
             rows = await self._connection.fetch(
@@ -242,12 +239,12 @@ class PostgresWorkStore(WorkStore):  # pragma: no mutate block
                 worker_id,
                 now,
                 now + lease_duration,
-                [lease.item_id for lease, _ in completions],
-                [lease.attempt for lease, _ in completions],
-                [progress_text(progress) for _, progress in completions],
+                ids,
+                attempts,
+                progress,
                 len(completions),
             )
-        held = set(rows[0]["completed"])
+        held = {int(item_id) for item_id in rows[0]["completed"]}
         items = [work_item_from_row(row) for row in rows if row["id"] is not None]
         claimed: list[WorkItem | None] = [*sorted(items, key=lambda item: item.id)]
         claimed += [None] * (len(completions) - len(claimed))

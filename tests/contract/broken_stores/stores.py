@@ -19,7 +19,7 @@ from adapters.memory import InMemoryState, InMemoryWorkQueue, InMemoryWorkStore
 from adapters.postgres import PostgresWorkQueue, PostgresWorkStore
 from adapters.postgres.channel import CHANNEL
 from adapters.postgres.enqueue_plan import check_request
-from adapters.postgres.pool import progress_text
+from adapters.postgres.pool import lease_columns
 from adapters.postgres.queue_sql import STATEMENTS
 from adapters.postgres.rows import work_item_from_row
 from adapters.postgres.store import _SQL
@@ -246,14 +246,15 @@ class HeartbeatManyFencedByIdAlone(PostgresWorkStore):
         *,
         lease_duration: timedelta,
     ) -> list[HeartbeatAnswer]:
+        ids, attempts, progress = lease_columns(beats)
         now = self._clock.now()
         rows = await self._connection.fetch(
-            _SQL["heartbeat_many"].replace("AND item.attempt = beat.attempt ", ""),
-            [lease.item_id for lease, _ in beats],
-            [lease.attempt for lease, _ in beats],
+            _SQL["heartbeat_many"].replace("AND item.attempt = beat.attempt::integer", ""),
+            ids,
+            attempts,
             now,
             now + lease_duration,
-            [progress_text(progress) for _, progress in beats],
+            progress,
         )
         held = {row["id"] for row in rows}
         return [

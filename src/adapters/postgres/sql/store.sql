@@ -46,8 +46,9 @@ LEFT JOIN claimed ON true;
 
 -- name: complete_and_claim_many
 -- $1 kinds, $2 worker_id, $3 now, $4 lease_expires_at: the claims, of at most $8
--- items. $5 ids, $6 attempts, $7 progress as JSON text (NULL for none): the leases
--- to complete first, in the same statement and commit. The claim statement above
+-- items. $5 ids, $6 attempts, $7 progress as JSON text (NULL for none), all as text
+-- (see heartbeat_many): the leases to complete first, in the same statement and
+-- commit. The claim statement above
 -- for many completions at once: each completion fenced exactly as complete's,
 -- then the oldest queued items of the kinds claimed, SKIP LOCKED, whether or not
 -- the fences held. One row per claimed item (in no order: the caller sorts them
@@ -57,8 +58,9 @@ WITH completed AS (
     UPDATE work_items AS item
     SET status = 'succeeded', finished_at = $3, progress = lease.progress::jsonb,
         lease_expires_at = NULL, error = NULL
-    FROM unnest($5::bigint[], $6::integer[], $7::text[]) AS lease(id, attempt, progress)
-    WHERE item.id = lease.id AND item.attempt = lease.attempt AND item.status = 'running'
+    FROM unnest($5::text[], $6::text[], $7::text[]) AS lease(id, attempt, progress)
+    WHERE item.id = lease.id::bigint AND item.attempt = lease.attempt::integer
+      AND item.status = 'running'
     RETURNING item.id
 ),
 next AS MATERIALIZED (
@@ -84,7 +86,7 @@ claimed AS (
               item.lease_expires_at, item.finished_at, item.worker_id, item.progress,
               item.error, item.cancel_reason
 )
-SELECT ARRAY(SELECT id FROM completed) AS completed, claimed.*
+SELECT ARRAY(SELECT id::text FROM completed) AS completed, claimed.*
 FROM (VALUES (1)) AS one
 LEFT JOIN claimed ON true;
 
@@ -100,14 +102,17 @@ RETURNING cancel_reason IS NOT NULL;
 
 -- name: heartbeat_many
 -- $1 ids, $2 attempts, $3 now, $4 lease_expires_at, $5 progress as JSON text (NULL
--- for none), one element per lease. The heartbeat above for each lease at once,
--- each fenced on its own: one row per lease still held, with its id and whether a
--- cancel of it was requested; a lease not held has no row and changes nothing.
--- HOT updates, as above.
+-- for none), one element per lease; ids and attempts as text too: arrays of text
+-- are the only ones asyncpg encodes without first asking the server about the
+-- array type, once per connection (ADR 0023). The heartbeat above for each lease
+-- at once, each fenced on its own: one row per lease still held, with its id and
+-- whether a cancel of it was requested; a lease not held has no row and changes
+-- nothing. HOT updates, as above.
 UPDATE work_items AS item
 SET heartbeat_at = $3, lease_expires_at = $4, progress = beat.progress::jsonb
-FROM unnest($1::bigint[], $2::integer[], $5::text[]) AS beat(id, attempt, progress)
-WHERE item.id = beat.id AND item.attempt = beat.attempt AND item.status = 'running'
+FROM unnest($1::text[], $2::text[], $5::text[]) AS beat(id, attempt, progress)
+WHERE item.id = beat.id::bigint AND item.attempt = beat.attempt::integer
+  AND item.status = 'running'
 RETURNING item.id, item.cancel_reason IS NOT NULL AS cancel_requested;
 
 -- name: complete
