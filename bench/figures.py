@@ -47,14 +47,15 @@ class Figure:
         return self.target.met_by(self.spread.median)
 
     def as_json(self) -> dict[str, Any]:
-        spread = self.spread
+        # A figure of a part that was skipped (no PgQueuer, no pgbouncer) has no values.
+        spread = self.spread if self.values else None
         return {
             "label": self.label,
             "unit": self.unit,
             "values": self.values,
-            "median": spread.median,
-            "min": spread.low,
-            "max": spread.high,
+            "median": None if spread is None else spread.median,
+            "min": None if spread is None else spread.low,
+            "max": None if spread is None else spread.high,
             "target": None if self.target is None else self.target.describe(self.unit),
             "met": self.met,
         }

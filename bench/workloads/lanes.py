@@ -17,10 +17,12 @@
 
 - **L4, PgQueuer 1.6 beside L2**: the same 5,000 no-op jobs drained by PgQueuer
   in its default mode (one ``QueueManager``, no concurrency limit, batches of 10;
-  ``bench/pgqueuer_drain.py``) in a fresh database, right after L2. It runs in a
+  ``bench/pgqueuer_drain.py``) in a fresh database, right after L2, and then by
+  one workqueue process at N = 10 (its lanes finishing together complete and
+  claim up to ten items per statement, as PgQueuer takes ten per batch). It runs in a
   virtualenv of its own, named by ``BENCH_PGQUEUER_PYTHON`` (default
   ``.venv-pgqueuer/bin/python``); skipped when there is none. Target: workqueue's
-  one process at N = 4 at least 1.0x PgQueuer.
+  one process at N = 10 at least 1.0x PgQueuer; the ratio at N = 4 beside it.
 
 Every worker is a process of its own (:mod:`bench.workloads.worker_process`), built
 and ready before the clock starts; the clock runs from the go to the last
@@ -59,6 +61,9 @@ _POLL = 0.02
 _DRAIN_TIMEOUT = 300.0
 _IO_ITEMS, _IO_SECONDS, _IO_LANES = 400, 0.2, 20
 _FLEET_PROCESSES, _FLEET_LANES, _FLEET_ITEMS, _FLEET_SERVER_CONNECTIONS = 4, 50, 2_000, 20
+# PgQueuer's default mode takes jobs ten at a time; workqueue's lanes finishing
+# together complete and claim up to N at a time (ADR 0023): L4 sets ten beside ten.
+_L4_LANES = 10
 
 
 async def lanes(server: BenchServer, settings: BenchSettings) -> WorkloadReport:
@@ -76,9 +81,14 @@ async def lanes(server: BenchServer, settings: BenchSettings) -> WorkloadReport:
             ),
             Figure("l2_cpu_n1", "L2 worker CPU per no-op item, 4 x N=1", "ms"),
             Figure("l4_pgqueuer", "L4 PgQueuer 1.6 default mode, no-op drain", "jobs/s"),
+            Figure("l4_n10", f"L4 workqueue no-op drain, 1 process N={_L4_LANES}", "jobs/s"),
             Figure(
-                "l4_ratio", "L4 workqueue 1 process N=4 / PgQueuer", "x", target=Target(1.0, True)
+                "l4_ratio",
+                f"L4 workqueue 1 process N={_L4_LANES} / PgQueuer",
+                "x",
+                target=Target(1.0, True),
             ),
+            Figure("l4_ratio_n4", "L4 workqueue 1 process N=4 / PgQueuer", "x"),
             Figure("l3_jobs", "L3 200 workers via PgBouncer, 200 ms items", "jobs/s"),
             Figure("l3_server_connections", "L3 most server connections", "conns"),
             Figure("l3_lost", "L3 items lost", "items", target=Target(0, False)),
@@ -112,9 +122,20 @@ async def lanes(server: BenchServer, settings: BenchSettings) -> WorkloadReport:
         details |= {"l1": io, "l2_n4": one, "l2_n1": four}
         pgqueuer = await _pgqueuer_drain(server, settings.drain_items, run)
         if pgqueuer is not None:
+            ten = await _drain(
+                server,
+                settings,
+                f"bench_l4_n10_run{run}",
+                noops,
+                processes=1,
+                concurrency=_L4_LANES,
+            )
             report.figure("l4_pgqueuer").values.append(pgqueuer["jobs_per_s"])
-            report.figure("l4_ratio").values.append(one["jobs_per_s"] / pgqueuer["jobs_per_s"])
+            report.figure("l4_n10").values.append(ten["jobs_per_s"])
+            report.figure("l4_ratio").values.append(ten["jobs_per_s"] / pgqueuer["jobs_per_s"])
+            report.figure("l4_ratio_n4").values.append(one["jobs_per_s"] / pgqueuer["jobs_per_s"])
             details["l4"] = pgqueuer
+            details["l4_n10"] = ten
         fleet = await _through_pgbouncer(server, settings, run)
         if fleet is not None:
             report.figure("l3_jobs").values.append(fleet["jobs_per_s"])
