@@ -15,6 +15,8 @@ from enum import StrEnum
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from pydantic import Field, ModelWrapValidatorHandler, field_serializer, model_validator
 from pydantic_core import to_json
 
@@ -26,7 +28,13 @@ from domain.payload_check import (
     checked_payload_text,
     checked_payloads_json,
 )
-from unit.bad_input.bad_payloads import Dimensions, Parcel
+from unit.bad_input.bad_payloads import (
+    Dimensions,
+    Parcel,
+    mistyped_parcels,
+    parcels_with_unstorable_text,
+    valid_parcels,
+)
 
 
 class CoreKind(StrEnum):
@@ -208,6 +216,31 @@ def test_what_a_validator_makes_of_another_class_is_stored_by_its_own_to_json(
         {"rooms": 2},
     ]
     assert checked_step_by_step == [payload, payload, payload]
+
+
+def outcome(check: Any, payload: WorkPayload) -> object:
+    """What a check stores, or the type and words of the error it raises."""
+    try:
+        stored: object = check(payload)
+    except Exception as error:  # any error: it must be the same one
+        return type(error), str(error)
+    return stored
+
+
+@given(
+    st.one_of(
+        valid_parcels(),
+        mistyped_parcels().map(lambda bad: bad[0]),
+        parcels_with_unstorable_text().map(lambda bad: bad[0]),
+        st.builds(Blob, blob=st.binary(max_size=4), parts=st.lists(st.text(max_size=3)).map(tuple)),
+        st.builds(Grid, rows=st.lists(st.lists(st.text(max_size=3), max_size=2), max_size=2)),
+        st.builds(Hidden, secret=st.text(max_size=3)),
+    )
+)
+def test_any_payload_is_stored_or_refused_exactly_as_step_by_step(payload: WorkPayload) -> None:
+    assert outcome(checked_payload_json, payload) == outcome(_checked_step_by_step, payload)
+    expected_text = outcome(lambda p: to_json(_checked_step_by_step(p)).decode(), payload)
+    assert outcome(checked_payload_text, payload) == expected_text
 
 
 class TestModelsThatOverrideTheCheck:
