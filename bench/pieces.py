@@ -7,7 +7,7 @@
   with prebuilt items, so what is timed is the executor, its lease keeper and its
   log line: CPU microseconds per item, alone and as the worker loop calls it.
 - **checks**: what an enqueue does to a payload before anything is sent
-  (:func:`domain.payload_check.checked_payload_json` and the JSON text), per item.
+  (:func:`domain.payload_check.checked_payload_text`: the check and the JSON text), per item.
 - **round trips** (with ``--dsn``): a claim and a completion through
   :class:`~adapters.postgres.PostgresWorkStore` on a real server, and the combined
   ``complete_and_claim``: client CPU and wall microseconds per item.
@@ -25,14 +25,13 @@ from pathlib import Path
 from typing import Any
 
 from pydantic import JsonValue
-from pydantic_core import to_json
 
 from adapters.clock import SystemClock
 from application import KindRegistry, WorkExecutor
 from bench.assembly import EVENT_LOOPS, bench_registry, configure_bench_logging, run_on
 from bench.kinds import BenchKind, NoopJob
 from domain import Lease, WorkItem, WorkStatus
-from domain.payload_check import checked_payload_json
+from domain.payload_check import checked_payload_text
 
 __all__ = ["main"]
 
@@ -118,7 +117,7 @@ def _checks(items: int) -> None:
     payloads = [NoopJob(seq=n) for n in range(items)]
     started = _start()
     for payload in payloads:
-        to_json(checked_payload_json(payload)).decode()
+        checked_payload_text(payload)
     print(f"payload check + JSON:       {_per_item(items, started)}")
 
 

@@ -42,7 +42,7 @@ from domain import (
     InvalidDedupKeyError,
     check_dedup_key,
 )
-from domain.payload_check import checked_payload_json, checked_payloads_json
+from domain.payload_check import checked_payload_text, checked_payloads_json
 
 __all__ = [
     "MAX_DEDUP_PASSES",
@@ -112,12 +112,11 @@ def check_request(request: EnqueueRequest) -> CheckedRequest:
     :raises InvalidPayloadError: if its payload does not validate against its model.
     """
     dedup_key = check_dedup_key(request.dedup_key)
-    payload_json = checked_payload_json(request.payload)
     return CheckedRequest(
         kind=request.payload.kind_name(),
-        # pydantic's serializer writes the same compact JSON as json.dumps with
-        # tight separators, several times faster; jsonb parses either alike.
-        payload_json=to_json(payload_json).decode(),
+        # Compact JSON text, as json.dumps with tight separators writes it; jsonb
+        # parses either alike.
+        payload_json=checked_payload_text(request.payload),
         dedup_key=dedup_key,
     )
 

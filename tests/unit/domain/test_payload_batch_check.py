@@ -33,6 +33,7 @@ class BatchKind(StrEnum):
     COUNTED = "batch_counted"
     BLOB = "batch_blob"
     SCORES = "batch_scores"
+    NOTE = "batch_note"
 
 
 class Counted(WorkPayload):
@@ -46,6 +47,14 @@ class Blob(WorkPayload):
 
     blob: bytes = b""
     parts: tuple[str, ...] = ()
+
+
+class Note(WorkPayload):
+    """Dumps alike both ways: its stored JSON alone shows its text."""
+
+    kind = BatchKind.NOTE
+
+    note: str = ""
 
 
 def outcome(check: Callable[[], list[dict[str, Any]]]) -> object:
@@ -156,6 +165,7 @@ def test_an_empty_batch_stores_nothing() -> None:
         # Dumped to JSON the key is silently rewritten; only the payload given shows it.
         (Parcel(notes={"\udcff": "value"}), "notes: a key holds a lone surrogate"),
         (Blob(parts=("\x00",)), "parts.0: text holds a NUL character"),
+        (Note(note="a\x00b"), "note: text holds a NUL character"),
     ],
 )
 def test_unstorable_text_anywhere_in_a_batch_is_refused_naming_its_field(
@@ -253,6 +263,17 @@ def test_a_payload_keyed_by_numbers_is_stored_with_text_keys_alone_and_in_a_batc
 
     assert alone == {"by_room": {"101": "done", "102": "late"}}
     assert together == [alone, {"by_room": {}}]
+
+
+def test_unstorable_text_under_a_number_key_is_refused_naming_the_key() -> None:
+    payload = Scores(by_room={101: "done", 102: "nul \x00"})
+
+    with pytest.raises(InvalidPayloadError) as alone:
+        checked_payload_json(payload)
+    with pytest.raises(InvalidPayloadError) as together:
+        checked_payloads_json([Scores(), payload])
+
+    assert alone.value.detail == together.value.detail == "by_room.102: text holds a NUL character"
 
 
 def test_a_model_first_seen_in_a_batch_is_checked_with_the_batch(
