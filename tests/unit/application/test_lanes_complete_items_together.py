@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Iterator
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -206,7 +207,9 @@ class TestALaneThatStopsWaiting:
     async def test_the_item_claimed_for_it_is_released_without_a_stall(
         self, bench: Bench, lanes: Lanes, together: Together
     ) -> None:
-        await together.enqueue("a", "b", "c", "d")
+        *_, next_id = await together.enqueue("a", "b", "c", "d")
+        # Progress an earlier attempt left: a release keeps it, as it keeps a held item's.
+        bench.state.write(replace(bench.state.items[next_id], progress={"page": 3}))
         go_on = asyncio.Event()
         claimed: list[WorkItem | None] = []
 
@@ -230,6 +233,7 @@ class TestALaneThatStopsWaiting:
         assert first is not None
         item = await bench.item(first.id)
         assert (item.status, item.stalls, item.worker_id) == (WorkStatus.QUEUED, 0, None)
+        assert (first.id, item.progress) == (next_id, {"page": 3})
         assert lanes.held() == [False, False, False]
 
     async def test_a_release_that_fails_is_logged_and_left_to_lease_recovery(

@@ -331,6 +331,32 @@ class TestHeartbeatsOfSeveralLeases:
         assert claimed_kinds == {}
 
 
+class TestCompletionsOfSeveralLeases:
+    async def test_each_completion_counts_as_what_it_wrote_and_each_next_item_as_claimed(
+        self, queue: InMemoryWorkQueue, store: CountingWorkStore, metrics: WorkerMetrics
+    ) -> None:
+        await queue.enqueue_many([EnqueueRequest(AlphaJob()), EnqueueRequest(BetaJob())])
+        alpha, beta = [await claimed(store) for _ in range(2)]
+        await queue.enqueue(BetaJob(), dedup_key="second")
+
+        answers = await store.complete_and_claim_many(
+            [(alpha.lease, None), (lost(beta), None)],
+            kinds=KINDS,
+            worker_id="w",
+            lease_duration=LEASE,
+        )
+
+        assert [completed for completed, _ in answers] == [True, False]
+        following = answers[0][1]
+        assert following is not None
+        assert answers[1][1] is None
+        assert count(metrics, "succeeded_total", ALPHA) == 1
+        assert count(metrics, "leases_lost_total", {"kind": "unknown"}) == 1
+        assert count(metrics, "claimed_total", BETA) == 2
+        assert await store.complete(following.lease, progress=None)
+        assert count(metrics, "succeeded_total", BETA) == 1
+
+
 class TestRecovery:
     async def test_each_recovered_item_counts_for_what_became_of_it(
         self,
@@ -447,6 +473,9 @@ class Recording(WorkStore):
     async def heartbeat_many(self, *args: Any, **kwargs: Any) -> Any:
         return self._answer("heartbeat_many", *args, **kwargs)
 
+    async def complete_and_claim_many(self, *args: Any, **kwargs: Any) -> Any:
+        return self._answer("complete_and_claim_many", *args, **kwargs)
+
     async def complete(self, *args: Any, **kwargs: Any) -> Any:
         return self._answer("complete", *args, **kwargs)
 
@@ -490,6 +519,7 @@ ANSWERS: dict[str, object] = {
     "heartbeat_many": [HeartbeatAnswer.HELD],
     "complete": True,
     "complete_and_claim": (True, None),
+    "complete_and_claim_many": [(True, None)],
     "fail": True,
     "release": True,
     "mark_cancelled": True,
@@ -519,6 +549,12 @@ async def test_every_call_is_passed_on_as_made_and_answered_as_the_store_answere
                 lease, progress={"p": 3}, kinds=["k"], worker_id="w", lease_duration=LEASE
             ),
         ),
+        (
+            "complete_and_claim_many",
+            store.complete_and_claim_many(
+                [(lease, {"p": 7})], kinds=["k"], worker_id="w", lease_duration=LEASE
+            ),
+        ),
         ("fail", store.fail(lease, error="boom", progress={"p": 4})),
         ("release", store.release(lease, progress={"p": 5})),
         ("mark_cancelled", store.mark_cancelled(lease, progress={"p": 6})),
@@ -545,6 +581,11 @@ async def test_every_call_is_passed_on_as_made_and_answered_as_the_store_answere
             "complete_and_claim",
             (lease,),
             {"progress": {"p": 3}, "kinds": ["k"], "worker_id": "w", "lease_duration": LEASE},
+        ),
+        (
+            "complete_and_claim_many",
+            ([(lease, {"p": 7})],),
+            {"kinds": ["k"], "worker_id": "w", "lease_duration": LEASE},
         ),
         ("fail", (lease,), {"error": "boom", "progress": {"p": 4}}),
         ("release", (lease,), {"progress": {"p": 5}}),
