@@ -24,9 +24,9 @@ class Coalescer(Generic[RequestT, AnswerT]):
 
     :param send: sends a batch of requests and answers each of them, in order.
     :param what: names ``send`` in the error raised when its answers do not match.
-    :param left: called with a request and its answer when the caller stopped
-        waiting before the answer came, after every other answer was given (to
-        hand back what the call took for it); None when nothing need be done.
+    :param left: called with an answer whose caller stopped waiting before it
+        came, after every other answer was given (to hand back what the call took
+        for that caller); None when nothing need be done.
     """
 
     __slots__ = ("_left", "_pending", "_send", "_sending", "_what")
@@ -36,7 +36,7 @@ class Coalescer(Generic[RequestT, AnswerT]):
         send: Callable[[list[RequestT]], Awaitable[list[AnswerT]]],
         *,
         what: str,
-        left: Callable[[RequestT, AnswerT], Awaitable[object]] | None = None,
+        left: Callable[[AnswerT], Awaitable[object]] | None = None,
     ) -> None:
         self._send = send
         self._what = what
@@ -74,12 +74,12 @@ class Coalescer(Generic[RequestT, AnswerT]):
                 if not answer.done():
                     answer.set_exception(error)
             return
-        left: list[tuple[RequestT, AnswerT]] = []
-        for index, (request, answer) in enumerate(batch):
+        unheard: list[AnswerT] = []
+        for index, (_, answer) in enumerate(batch):
             if answer.done():
-                left.append((request, answers[index]))
+                unheard.append(answers[index])
             else:
                 answer.set_result(answers[index])
         if self._left is not None:
-            for request, unheard in left:
-                await self._left(request, unheard)
+            for left in unheard:
+                await self._left(left)

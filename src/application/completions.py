@@ -79,7 +79,7 @@ class SharedCompletions:
             lease_duration=self._lease_duration,
         )
 
-    async def _release_claimed(self, completion: _Completion, answer: _Answer) -> None:
+    async def _release_claimed(self, answer: _Answer) -> None:
         _, item = answer
         if item is None:
             return

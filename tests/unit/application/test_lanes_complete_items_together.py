@@ -74,6 +74,7 @@ class Together:
 
     async def enqueue(self, *labels: str) -> list[int]:
         async def wait(ctx: WorkContext) -> None:
+            ctx.report_progress({"waited": True})
             await self.go.wait()
 
         for label in labels:
@@ -110,6 +111,7 @@ class TestLanesFinishingTogether:
         assert [(await bench.item(i)).status for i in ids] == [WorkStatus.SUCCEEDED] * 3 + [
             WorkStatus.RUNNING
         ] * 3
+        assert [(await bench.item(i)).progress for i in ids[:3]] == [{"waited": True}] * 3
         assert lanes.held() == [True] * 3
         await lanes.run_all()
         assert bench.script.started == ["a", "b", "c", "d", "e", "f"]

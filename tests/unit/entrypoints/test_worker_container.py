@@ -534,3 +534,65 @@ class TestTheLanesShareOneHeartbeat:
         for run in runs:
             run.cancel()
         await asyncio.gather(*runs, return_exceptions=True)
+
+
+class Together(WorkHandler[Slow]):
+    """Every item waits for one event, so that the lanes finish theirs in one turn."""
+
+    def __init__(self) -> None:
+        self.go = asyncio.Event()
+
+    async def handle(self, payload: Slow, ctx: WorkContext) -> None:
+        await self.go.wait()
+
+
+class RecordedCompletions(InMemoryWorkStore):
+    """The in-memory store, recording how its items were completed and claimed along."""
+
+    def __init__(self, world: WorkerWorld) -> None:
+        super().__init__(world.state, world.clock)
+        self.calls: list[str] = []
+
+    async def complete_and_claim_many(self, *args: Any, **kwargs: Any) -> Any:
+        self.calls.append("complete_and_claim_many")
+        return await super().complete_and_claim_many(*args, **kwargs)
+
+
+class TestTheLanesShareTheirCompletions:
+    async def test_lanes_finishing_together_complete_and_claim_in_one_counted_store_call(
+        self, world: WorkerWorld
+    ) -> None:
+        store = RecordedCompletions(world)
+        handler = Together()
+        metrics = WorkerMetrics()
+        executors = executors_for(
+            store,
+            KindRegistry(SlowKind, [Slow], [handler]),
+            world.clock,
+            worker_id="w",
+            settings=ExecutorSettings(lease_duration=timedelta(seconds=45)),
+            concurrency=2,
+            metrics=metrics,
+        )
+        for _ in range(4):
+            await world.queue.enqueue(Slow())
+        runs = [asyncio.create_task(executor.run_next(claim_next=True)) for executor in executors]
+        await world.clock.settle()
+
+        handler.go.set()
+        await asyncio.gather(*runs)
+
+        assert store.calls == ["complete_and_claim_many"]
+        items = world.state.snapshot()
+        assert [item.status for item in items] == [WorkStatus.SUCCEEDED] * 2 + [
+            WorkStatus.RUNNING
+        ] * 2
+        assert {(item.worker_id, item.lease_expires_at) for item in items[2:]} == {
+            ("w", world.clock.now() + timedelta(seconds=45))
+        }
+        sample = metrics.registry.get_sample_value
+        assert sample("workqueue_worker_succeeded_total", {"kind": "slow"}) == 2
+        assert sample("workqueue_worker_claimed_total", {"kind": "slow"}) == 4
+        for executor in executors:
+            await executor.shutdown()
+        assert sample("workqueue_worker_released_total", {"kind": "slow"}) == 2
