@@ -79,7 +79,7 @@ def build_worker(
         metrics=None,
     )
     return Worker(
-        executor=executors[0] if concurrency == 1 else list(executors),
+        executor=executors[0] if concurrency == 1 else executors,
         scheduler=WorkScheduler(PostgresWorkQueue(pool, clock), []),
         recovery=LeaseRecovery(store),
         clock=clock,

@@ -45,13 +45,36 @@ class Lanes:
         ]
         self.runs: list[Run] = []
 
-    async def run_all(self) -> list[ExecutionOutcome | None]:
+    async def run_all(self) -> None:
         """One run of each lane, claiming the next item with its completion; all started."""
         self.runs = [
             asyncio.create_task(executor.run_next(claim_next=True)) for executor in self.executors
         ]
         await self.bench.clock.settle()
-        return []
+
+    async def first_stops_while_completing(self, together: Together) -> list[WorkItem | None]:
+        """Run every lane, hold their batch of completions, and cancel the first lane meanwhile.
+
+        :returns: what the batch claimed, filled in once the batch is let go on
+            (settle the clock for that).
+        """
+        go_on = asyncio.Event()
+        claimed: list[WorkItem | None] = []
+        store = self.bench.store
+
+        async def held_back(completions: list[Any], **kwargs: Any) -> Any:
+            await go_on.wait()
+            answers = await store.complete_and_claim_many(completions, **kwargs)
+            claimed.extend(item for _, item in answers)
+            return answers
+
+        self.spy.complete_and_claim_many = held_back  # type: ignore[method-assign]
+        await self.run_all()
+        await together.let_go()
+        self.runs[0].cancel()
+        await asyncio.gather(self.runs[0], return_exceptions=True)
+        go_on.set()
+        return claimed
 
     def held(self) -> list[bool]:
         return [executor.holding for executor in self.executors]
@@ -212,22 +235,7 @@ class TestALaneThatStopsWaiting:
         *_, next_id = await together.enqueue("a", "b", "c", "d")
         # Progress an earlier attempt left: a release keeps it, as it keeps a held item's.
         bench.state.write(replace(bench.state.items[next_id], progress={"page": 3}))
-        go_on = asyncio.Event()
-        claimed: list[WorkItem | None] = []
-
-        async def slow(completions: list[Any], **kwargs: Any) -> Any:
-            await go_on.wait()
-            answers = await bench.store.complete_and_claim_many(completions, **kwargs)
-            claimed.extend(item for _, item in answers)
-            return answers
-
-        lanes.spy.complete_and_claim_many = slow  # type: ignore[method-assign]
-        await lanes.run_all()
-        await together.let_go()
-        lanes.runs[0].cancel()
-        await asyncio.gather(lanes.runs[0], return_exceptions=True)
-
-        go_on.set()
+        claimed = await lanes.first_stops_while_completing(together)
         await bench.clock.settle()
         await asyncio.gather(*lanes.runs[1:])
 
@@ -242,23 +250,12 @@ class TestALaneThatStopsWaiting:
         self, bench: Bench, lanes: Lanes, together: Together, caplog: pytest.LogCaptureFixture
     ) -> None:
         await together.enqueue("a", "b", "c", "d")
-        go_on = asyncio.Event()
-
-        async def slow(completions: list[Any], **kwargs: Any) -> Any:
-            await go_on.wait()
-            return await bench.store.complete_and_claim_many(completions, **kwargs)
 
         async def unreachable(*args: Any, **kwargs: Any) -> bool:
             raise StoreUnavailableError("connection refused")
 
-        lanes.spy.complete_and_claim_many = slow  # type: ignore[method-assign]
         lanes.spy.release = unreachable  # type: ignore[method-assign]
-        await lanes.run_all()
-        await together.let_go()
-        lanes.runs[0].cancel()
-        await asyncio.gather(lanes.runs[0], return_exceptions=True)
-
-        go_on.set()
+        await lanes.first_stops_while_completing(together)
         await bench.clock.settle()
 
         warnings = [r for r in caplog.records if r.levelno == logging.WARNING]

@@ -17,8 +17,8 @@ from adapters.testing.contract.steps import (
     ALL_KINDS,
     LEASE,
     WORKER,
+    a_lost_lease_beside_a_held_one,
     claim,
-    lost_lease_after_a_reclaim,
 )
 from domain import EnqueueRequest, WorkItem, WorkQueue, WorkStatus, WorkStore
 
@@ -71,10 +71,7 @@ class CompleteAndClaimManyContract:
     async def test_a_lease_no_longer_held_is_not_completed_and_still_claims(
         self, queue: WorkQueue, store: WorkStore, backdoor: Backdoor, clock: FakeClock
     ) -> None:
-        await queue.enqueue(AlphaJob(number=1))
-        stale, reclaimed = await lost_lease_after_a_reclaim(store, clock)
-        await queue.enqueue(AlphaJob(number=2))
-        held = await claim(store)
+        stale, reclaimed, held = await a_lost_lease_beside_a_held_one(queue, store, clock)
         waiting = await queue.enqueue(AlphaJob(number=3))
         also = await queue.enqueue(AlphaJob(number=4))
 

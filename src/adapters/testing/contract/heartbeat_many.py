@@ -9,7 +9,7 @@ from pydantic import JsonValue
 from adapters.testing.clock import FakeClock
 from adapters.testing.contract.backdoor import Backdoor
 from adapters.testing.contract.kinds import AlphaJob, BetaJob
-from adapters.testing.contract.steps import LEASE, claim, lost_lease_after_a_reclaim
+from adapters.testing.contract.steps import LEASE, a_lost_lease_beside_a_held_one, claim
 from domain import (
     HeartbeatAnswer,
     Lease,
@@ -61,10 +61,7 @@ class HeartbeatManyContract:
     async def test_a_lease_no_longer_held_is_lost_and_changes_nothing_beside_held_ones(
         self, queue: WorkQueue, store: WorkStore, backdoor: Backdoor, clock: FakeClock
     ) -> None:
-        await queue.enqueue(AlphaJob(number=1))
-        stale, reclaimed = await lost_lease_after_a_reclaim(store, clock)
-        await queue.enqueue(AlphaJob(number=2))
-        held = await claim(store)
+        stale, reclaimed, held = await a_lost_lease_beside_a_held_one(queue, store, clock)
         await clock.advance(3)
 
         answers = await store.heartbeat_many(

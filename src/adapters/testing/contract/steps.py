@@ -6,8 +6,8 @@ from collections.abc import Awaitable, Callable
 from datetime import timedelta
 
 from adapters.testing.clock import FakeClock
-from adapters.testing.contract.kinds import ContractKind
-from domain import HeartbeatAnswer, Lease, WorkItem, WorkStore
+from adapters.testing.contract.kinds import AlphaJob, ContractKind
+from domain import HeartbeatAnswer, Lease, WorkItem, WorkQueue, WorkStore
 
 __all__ = [
     "ALL_KINDS",
@@ -71,6 +71,19 @@ async def lost_lease_after_a_reclaim(store: WorkStore, clock: FakeClock) -> tupl
     second = await claim(store)
     assert second.id == first.id
     return first.lease, second
+
+
+async def a_lost_lease_beside_a_held_one(
+    queue: WorkQueue, store: WorkStore, clock: FakeClock
+) -> tuple[Lease, WorkItem, WorkItem]:
+    """A first attempt's lease, lost to a reclaim, and another item claimed and held.
+
+    :returns: the lost lease, its item as reclaimed, and the held item.
+    """
+    await queue.enqueue(AlphaJob(number=1))
+    stale, reclaimed = await lost_lease_after_a_reclaim(store, clock)
+    await queue.enqueue(AlphaJob(number=2))
+    return stale, reclaimed, await claim(store)
 
 
 async def lease_held(heartbeat: Awaitable[HeartbeatAnswer]) -> bool:
