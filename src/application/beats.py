@@ -29,7 +29,7 @@ from typing import Any
 from pydantic import JsonValue
 
 from application.coalescer import Coalescer
-from domain import Clock, HeartbeatAnswer, Lease, ProgressSnapshot, WorkStore
+from domain import Clock, HeartbeatAnswer, Lease, LeaseProgress, ProgressSnapshot, WorkStore
 
 __all__ = ["Heartbeats", "SharedHeartbeats", "SoloHeartbeats"]
 
@@ -145,7 +145,5 @@ class SharedHeartbeats(Heartbeats):
     ) -> HeartbeatAnswer:
         return await self._beats((lease, progress))
 
-    async def _heartbeat_many(
-        self, beats: list[tuple[Lease, JsonValue | ProgressSnapshot]]
-    ) -> list[HeartbeatAnswer]:
+    async def _heartbeat_many(self, beats: list[LeaseProgress]) -> list[HeartbeatAnswer]:
         return await self._store.heartbeat_many(beats, lease_duration=self.lease_duration)

@@ -36,7 +36,7 @@ from domain.queue import EnqueueRequest, EnqueueResult, WorkQueue
 from domain.schedule import PERIODIC_DEDUP_KEY, WorkSchedule
 from domain.status import FINISHED_STATUSES, WorkStatus
 from domain.storable import spelled_out, unstorable_character
-from domain.store import RecoveryResult, WorkStore
+from domain.store import LeaseProgress, RecoveryResult, WorkStore
 from domain.tokens import RefreshTokenStore
 
 __all__ = [
@@ -58,6 +58,7 @@ __all__ = [
     "InvalidPayloadError",
     "KindRegistryError",
     "Lease",
+    "LeaseProgress",
     "PayloadDefinitionError",
     "ProgressSnapshot",
     "RecoveryResult",

@@ -6,6 +6,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from typing import TypeAlias
 
 from pydantic import JsonValue
 
@@ -14,7 +15,11 @@ from domain.items import Lease, WorkItem
 from domain.progress import ProgressSnapshot
 from domain.status import WorkStatus
 
-__all__ = ["RecoveryResult", "WorkStore"]
+__all__ = ["LeaseProgress", "RecoveryResult", "WorkStore"]
+
+LeaseProgress: TypeAlias = tuple[Lease, JsonValue | ProgressSnapshot]
+"""A lease and the progress to write under it: one element of the calls on many leases
+(:meth:`WorkStore.heartbeat_many`, :meth:`WorkStore.complete_and_claim_many`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,7 +91,7 @@ class WorkStore(ABC):
 
     async def heartbeat_many(
         self,
-        beats: Sequence[tuple[Lease, JsonValue | ProgressSnapshot]],
+        beats: Sequence[LeaseProgress],
         *,
         lease_duration: timedelta,
     ) -> list[HeartbeatAnswer]:
@@ -137,7 +142,7 @@ class WorkStore(ABC):
 
     async def complete_and_claim_many(
         self,
-        completions: Sequence[tuple[Lease, JsonValue | ProgressSnapshot]],
+        completions: Sequence[LeaseProgress],
         *,
         kinds: Collection[str],
         worker_id: str,

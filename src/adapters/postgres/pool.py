@@ -15,7 +15,7 @@ from asyncpg.pool import PoolConnectionProxy
 from pydantic import JsonValue
 
 from adapters.postgres.unavailable import connection_loss_as_unavailable
-from domain import Lease, ProgressSnapshot
+from domain import LeaseProgress, ProgressSnapshot
 
 __all__ = [
     "DEFAULT_POOL_MAX_SIZE",
@@ -131,7 +131,7 @@ def _dump_json(value: object) -> str:
 
 
 def lease_columns(
-    leases: Sequence[tuple[Lease, JsonValue | ProgressSnapshot]],
+    leases: Sequence[LeaseProgress],
 ) -> tuple[list[str], list[str], list[str | None]]:
     """Leases and their progress as the three ``text[]`` parameters of a statement on many.
 

@@ -37,6 +37,7 @@ from domain import (
     Clock,
     HeartbeatAnswer,
     Lease,
+    LeaseProgress,
     ProgressSnapshot,
     RecoveryResult,
     WorkItem,
@@ -160,7 +161,7 @@ class PostgresWorkStore(WorkStore):  # pragma: no mutate block
 
     async def heartbeat_many(
         self,
-        beats: Sequence[tuple[Lease, JsonValue | ProgressSnapshot]],
+        beats: Sequence[LeaseProgress],
         *,
         lease_duration: timedelta,
     ) -> list[HeartbeatAnswer]:
@@ -216,7 +217,7 @@ class PostgresWorkStore(WorkStore):  # pragma: no mutate block
 
     async def complete_and_claim_many(
         self,
-        completions: Sequence[tuple[Lease, JsonValue | ProgressSnapshot]],
+        completions: Sequence[LeaseProgress],
         *,
         kinds: Collection[str],
         worker_id: str,

@@ -14,6 +14,7 @@ from domain import (
     CancelOutcome,
     HeartbeatAnswer,
     Lease,
+    LeaseProgress,
     ProgressSnapshot,
     RecoveryResult,
     WorkItem,
@@ -79,7 +80,7 @@ class CountingWorkStore(WorkStore):
 
     async def heartbeat_many(
         self,
-        beats: Sequence[tuple[Lease, JsonValue | ProgressSnapshot]],
+        beats: Sequence[LeaseProgress],
         *,
         lease_duration: timedelta,
     ) -> list[HeartbeatAnswer]:
@@ -120,7 +121,7 @@ class CountingWorkStore(WorkStore):
 
     async def complete_and_claim_many(
         self,
-        completions: Sequence[tuple[Lease, JsonValue | ProgressSnapshot]],
+        completions: Sequence[LeaseProgress],
         *,
         kinds: Collection[str],
         worker_id: str,
