@@ -20,7 +20,7 @@ from typing import Any
 
 from pydantic import JsonValue
 
-from application.completions import SharedCompletions
+from application.completions import Completions, SoloCompletions
 from domain import Clock, ProgressSnapshot, WorkItem, WorkStore
 
 __all__ = ["Claim", "Claimer"]
@@ -59,8 +59,11 @@ class Claimer:
     :param kinds: the kind names to claim.
     :param worker_id: stamped on every claimed item.
     :param lease_duration: what each claim secures its item for.
-    :param completions: where a completion claims the next item when the lanes of
-        a process share their completions; not given, through ``store``.
+    :param completions: how a completion claims the next item; not given, each on
+        its own through ``store`` (:class:`~application.completions.SoloCompletions`).
+        The lanes of one process share
+        :class:`~application.completions.SharedCompletions`, made with the same kinds,
+        worker id and lease duration.
     """
 
     __slots__ = (
@@ -81,9 +84,13 @@ class Claimer:
         *,
         worker_id: str,
         lease_duration: timedelta,
-        completions: SharedCompletions | None = None,
+        completions: Completions | None = None,
     ) -> None:
         self._store = store
+        if completions is None:
+            completions = SoloCompletions(
+                store, kinds=kinds, worker_id=worker_id, lease_duration=lease_duration
+            )
         self._completions = completions
         self._clock = clock
         self._kinds = kinds
@@ -124,16 +131,7 @@ class Claimer:
         """
         claimed_at = self._clock.now()
         lease = claim.item.lease
-        if self._completions is None:
-            completed, following = await self._store.complete_and_claim(
-                lease,
-                progress=progress,
-                kinds=self._kinds,
-                worker_id=self._worker_id,
-                lease_duration=self._lease_duration,
-            )
-        else:
-            completed, following = await self._completions.complete_and_claim(lease, progress)
+        completed, following = await self._completions.complete_and_claim(lease, progress)
         if following is not None:
             self._held = Claim(following, claimed_at, self._lease_duration)
         return completed

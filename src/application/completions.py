@@ -1,47 +1,46 @@
-"""The completions of a process's lanes that finish items together, in one store call.
+"""How an executor completes an item and claims the next: on its own, or with the other lanes.
 
-At ``WORKQUEUE_CONCURRENCY`` above 1, lanes running short items finish them in
-step: each completes its item and claims the next
-(:meth:`~domain.WorkStore.complete_and_claim`) at the same moment. A
-:class:`SharedCompletions` sends the completions asked for in one turn of the
-event loop as one :meth:`~domain.WorkStore.complete_and_claim_many`: one
-statement and one commit for all of them, each completion still fenced by its own
-lease, each lane handed the next item in the order it asked.
+An executor that finishes an item completes it and claims the next one in one
+store call (:meth:`~domain.WorkStore.complete_and_claim`). Its :class:`Completions`
+make that call. There are two:
+
+- :class:`SoloCompletions`, for a worker of one executor: each completion is its
+  own :meth:`~domain.WorkStore.complete_and_claim`.
+- :class:`SharedCompletions`, for the lanes of one process
+  (``WORKQUEUE_CONCURRENCY`` above 1), which finish short items in step: the
+  completions asked for in one turn of the event loop go out as one
+  :meth:`~domain.WorkStore.complete_and_claim_many`, one statement and one commit
+  for all of them, each completion still fenced by its own lease, each lane handed
+  the next item in the order it asked.
 """
 
 from __future__ import annotations
 
 import logging
+from abc import ABC, abstractmethod
 from collections.abc import Collection
 from datetime import timedelta
 
 from pydantic import JsonValue
 
 from application.coalescer import Coalescer
-from domain import Lease, ProgressSnapshot, WorkItem, WorkStore
+from domain import Lease, LeaseProgress, ProgressSnapshot, WorkItem, WorkStore
 
-__all__ = ["SharedCompletions"]
+__all__ = ["Completions", "SharedCompletions", "SoloCompletions"]
 
 logger = logging.getLogger("workqueue.executor")
 
-_Completion = tuple[Lease, JsonValue | ProgressSnapshot]
 _Answer = tuple[bool, WorkItem | None]
 
 
-class SharedCompletions:
-    """Completes and claims for the lanes of one process, one store call per turn of the loop.
-
-    An item claimed for a lane that stopped waiting for it (its run was cancelled
-    meanwhile) is released at once, without a stall, so that no claim outlives
-    its lane.
+class Completions(ABC):
+    """The store calls that complete an executor's items and claim the next ones.
 
     :param store: where the items are completed and claimed.
-    :param kinds: the kind names the lanes claim.
+    :param kinds: the kind names the executors claim.
     :param worker_id: stamped on every claimed item.
     :param lease_duration: what each claim secures its item for.
     """
-
-    __slots__ = ("_calls", "_kinds", "_lease_duration", "_store", "_worker_id")
 
     def __init__(
         self,
@@ -55,7 +54,52 @@ class SharedCompletions:
         self._kinds = kinds
         self._worker_id = worker_id
         self._lease_duration = lease_duration
-        self._calls: Coalescer[_Completion, _Answer] = Coalescer(
+
+    @abstractmethod
+    async def complete_and_claim(
+        self, lease: Lease, progress: JsonValue | ProgressSnapshot
+    ) -> tuple[bool, WorkItem | None]:
+        """Complete ``lease`` with ``progress`` and claim the next item of the kinds.
+
+        :returns: whether the completion found its lease held, and the item claimed
+            (None when nothing was claimable).
+        :raises StoreUnavailableError: if the store cannot be reached.
+        """
+
+
+class SoloCompletions(Completions):
+    """Each completion, and the claim along with it, in a store call of its own."""
+
+    async def complete_and_claim(
+        self, lease: Lease, progress: JsonValue | ProgressSnapshot
+    ) -> tuple[bool, WorkItem | None]:
+        return await self._store.complete_and_claim(
+            lease,
+            progress=progress,
+            kinds=self._kinds,
+            worker_id=self._worker_id,
+            lease_duration=self._lease_duration,
+        )
+
+
+class SharedCompletions(Completions):
+    """Completes and claims for the lanes of one process, one store call per turn of the loop.
+
+    An item claimed for a lane that stopped waiting for it (its run was cancelled
+    meanwhile) is released at once, without a stall, so that no claim outlives
+    its lane.
+    """
+
+    def __init__(
+        self,
+        store: WorkStore,
+        *,
+        kinds: Collection[str],
+        worker_id: str,
+        lease_duration: timedelta,
+    ) -> None:
+        super().__init__(store, kinds=kinds, worker_id=worker_id, lease_duration=lease_duration)
+        self._calls: Coalescer[LeaseProgress, _Answer] = Coalescer(
             self._complete_and_claim_many,
             what=f"{type(store).__name__}.complete_and_claim_many",
             left=self._release_claimed,
@@ -64,14 +108,10 @@ class SharedCompletions:
     async def complete_and_claim(
         self, lease: Lease, progress: JsonValue | ProgressSnapshot
     ) -> tuple[bool, WorkItem | None]:
-        """Complete ``lease`` and claim the next item, with the other lanes' completions.
-
-        :returns: whether the completion found its lease held, and the item claimed.
-        :raises StoreUnavailableError: if the store cannot be reached.
-        """
+        # With the other lanes' completions of this turn of the loop.
         return await self._calls((lease, progress))
 
-    async def _complete_and_claim_many(self, completions: list[_Completion]) -> list[_Answer]:
+    async def _complete_and_claim_many(self, completions: list[LeaseProgress]) -> list[_Answer]:
         return await self._store.complete_and_claim_many(
             completions,
             kinds=self._kinds,

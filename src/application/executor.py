@@ -35,7 +35,7 @@ from typing import Any
 
 from application.beats import Heartbeats, SoloHeartbeats
 from application.claim import Claim, Claimer
-from application.completions import SharedCompletions
+from application.completions import Completions
 from application.context import ExecutionContext
 from application.execution import (
     DEFAULT_EXECUTOR_SETTINGS,
@@ -67,9 +67,11 @@ class WorkExecutor:
         own through ``store`` (:class:`~application.beats.SoloHeartbeats`). The
         lanes of one process share :class:`~application.beats.SharedHeartbeats`,
         made with the same interval and lease duration.
-    :param completions: the lanes of one process also share their completions
-        (:class:`~application.completions.SharedCompletions`, made with the same
-        kinds, worker id and lease duration); not given, each through ``store``.
+    :param completions: how a finished item is completed and the next claimed; not
+        given, each on its own through ``store``
+        (:class:`~application.completions.SoloCompletions`). The lanes of one process
+        share :class:`~application.completions.SharedCompletions`, made with the
+        same kinds, worker id and lease duration.
     """
 
     def __init__(
@@ -81,7 +83,7 @@ class WorkExecutor:
         worker_id: str,
         settings: ExecutorSettings = DEFAULT_EXECUTOR_SETTINGS,
         heartbeats: Heartbeats | None = None,
-        completions: SharedCompletions | None = None,
+        completions: Completions | None = None,
     ) -> None:
         self._registry = registry
         self._worker_id = worker_id
