@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -85,6 +86,17 @@ async def claimed(store: CountingWorkStore) -> WorkItem:
 def lost(item: WorkItem) -> Lease:
     """A lease the store never handed out: the attempt after the item's."""
     return Lease(item.id, item.attempt + 1)
+
+
+HeartbeatCall = Callable[[CountingWorkStore, Lease], Awaitable[object]]
+
+
+async def one_heartbeat(store: CountingWorkStore, lease: Lease) -> object:
+    return await store.heartbeat(lease, progress=None, lease_duration=LEASE)
+
+
+async def heartbeat_of_many(store: CountingWorkStore, lease: Lease) -> object:
+    return await store.heartbeat_many([(lease, None)], lease_duration=LEASE)
 
 
 class TestClaims:
@@ -241,19 +253,21 @@ class TestHeartbeats:
         assert not await store.complete(item.lease, progress=None)
         assert count(metrics, "leases_lost_total", {"kind": "unknown"}) == 1
 
+    @pytest.mark.parametrize("call", [one_heartbeat, heartbeat_of_many], ids=["one", "many"])
     async def test_a_heartbeat_that_cannot_reach_the_store_is_timed_but_loses_nothing(
         self,
         state: InMemoryState,
         queue: InMemoryWorkQueue,
         store: CountingWorkStore,
         metrics: WorkerMetrics,
+        call: HeartbeatCall,
     ) -> None:
         await queue.enqueue(AlphaJob())
         item = await claimed(store)
         state.unavailable = True
 
         with pytest.raises(StoreUnavailableError):
-            await store.heartbeat(item.lease, progress=None, lease_duration=LEASE)
+            await call(store, item.lease)
 
         assert count(metrics, "heartbeat_seconds_count") == 1
         assert count(metrics, "leases_lost_total", ALPHA) == 0
@@ -288,23 +302,6 @@ class TestHeartbeatsOfSeveralLeases:
             HeartbeatAnswer.LOST
         ]
         assert count(metrics, "leases_lost_total", ALPHA) == 1
-
-    async def test_a_call_that_cannot_reach_the_store_is_timed_but_loses_nothing(
-        self,
-        state: InMemoryState,
-        queue: InMemoryWorkQueue,
-        store: CountingWorkStore,
-        metrics: WorkerMetrics,
-    ) -> None:
-        await queue.enqueue(AlphaJob())
-        item = await claimed(store)
-        state.unavailable = True
-
-        with pytest.raises(StoreUnavailableError):
-            await store.heartbeat_many([(item.lease, None)], lease_duration=LEASE)
-
-        assert count(metrics, "heartbeat_seconds_count") == 1
-        assert count(metrics, "leases_lost_total", ALPHA) == 0
 
     async def test_stores_that_share_what_they_claimed_count_each_other_s_lost_leases_by_kind(
         self,
