@@ -133,7 +133,7 @@ def _take_turns(items: int, chunk: int, ours: Sequence[Step], baseline: Sequence
 
 
 async def _p1(dsn: str, settings: BenchSettings) -> Sides:
-    items = settings.single_enqueues
+    items = settings.producer_enqueues
     payloads = [NoopJob(seq=seq) for seq in range(items)]
     pool = await create_pool(dsn, min_size=2, max_size=4)
     try:
@@ -163,7 +163,7 @@ async def _p1(dsn: str, settings: BenchSettings) -> Sides:
 
 
 async def _sync_pair(dsn: str, settings: BenchSettings, *, autocommit: bool) -> Sides:
-    items = settings.single_enqueues
+    items = settings.producer_enqueues
     payloads = [NoopJob(seq=seq) for seq in range(items)]
     rows = [{"seq": seq} for seq in range(items)]
     with ExitStack() as stack:
@@ -191,7 +191,7 @@ async def _sync_pair(dsn: str, settings: BenchSettings, *, autocommit: bool) -> 
 
 
 async def _pool_pair(dsn: str, settings: BenchSettings) -> Sides:
-    items = settings.single_enqueues
+    items = settings.producer_enqueues
     with ExitStack() as stack:
         pool = stack.enter_context(ConnectionPool(dsn, min_size=1, max_size=4, open=True))
         pool.wait()
