@@ -170,7 +170,7 @@ async def _sync_pair(dsn: str, settings: BenchSettings, *, autocommit: bool) -> 
         # Each side takes turns on both connections (see _take_turns): which of two
         # server processes answers a connection, and how well the machine places it
         # beside the client, moved the same loop on two connections by up to a
-        # third for a whole run.
+        # quarter for a whole run.
         connections = [
             stack.enter_context(psycopg.connect(dsn, autocommit=autocommit)) for _ in range(2)
         ]

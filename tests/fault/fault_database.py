@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 import asyncpg
@@ -91,11 +92,13 @@ ORDER BY seq
 """
 _ANONYMOUS_WRITES = "SELECT count(*) FROM fault_writes WHERE writer = ''"
 _ITEMS = """
-SELECT id, status, attempt, stalls, worker_id, error, progress::text AS progress
+SELECT id, status, attempt, stalls, worker_id, error, progress::text AS progress,
+       lease_expires_at, finished_at
 FROM work_items ORDER BY id
 """
 _ITEM = """
-SELECT id, status, attempt, stalls, worker_id, error, progress::text AS progress
+SELECT id, status, attempt, stalls, worker_id, error, progress::text AS progress,
+       lease_expires_at, finished_at
 FROM work_items WHERE id = $1
 """
 _RUNS = "SELECT item_id, attempt, worker, started_at, ended_at, reruns FROM fault_runs"
@@ -138,6 +141,8 @@ class ItemRow:
     worker_id: str | None
     error: str | None
     progress: str | None
+    lease_expires_at: datetime | None
+    finished_at: datetime | None
 
 
 async def item_rows(connection: asyncpg.Connection) -> list[ItemRow]:

@@ -49,10 +49,6 @@ async def cancel_command(url: str, item_id: int) -> tuple[int, str]:
     return process.returncode, output.decode()
 
 
-_LEASE_EXPIRES = "SELECT lease_expires_at FROM work_items WHERE id = $1"
-_FINISHED = "SELECT finished_at FROM work_items WHERE id = $1"
-
-
 async def status_of(connection: asyncpg.Connection, item_id: int) -> str:
     return (await item_row(connection, item_id)).status
 
@@ -151,7 +147,8 @@ async def test_a_killed_workers_item_ends_cancelled_after_its_lease_and_never_ru
         killed_at = time.monotonic()
         # The dead worker's last renewal: up to a heartbeat before the kill, so its
         # lease can run out a little sooner than a lease after the kill.
-        lease_ran_out_at = await connection.fetchval(_LEASE_EXPIRES, doomed)
+        lease_ran_out_at = (await item_row(connection, doomed)).lease_expires_at
+        assert lease_ran_out_at is not None
 
         status, output = await cancel_command(fault_database, doomed)
         assert status == 0, output
@@ -170,8 +167,8 @@ async def test_a_killed_workers_item_ends_cancelled_after_its_lease_and_never_ru
         await asyncio.sleep(LEASE + POLL)  # time enough for a wrong requeue to be claimed
         assert (await item_row(connection, doomed)).attempt == 1
         assert await run_of(connection, doomed, 2) is None, "it never ran again"
-        finished_at = await connection.fetchval(_FINISHED, doomed)
-        assert finished_at >= lease_ran_out_at, "nothing ended it before its lease ran out"
+        assert row.finished_at is not None
+        assert row.finished_at >= lease_ran_out_at, "nothing ended it before its lease ran out"
     finally:
         await connection.close()
     assert set((await fleet.stop_all()).values()) == {0}
