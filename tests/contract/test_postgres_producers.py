@@ -41,6 +41,7 @@ from domain import (
     EnqueueRequest,
     EnqueueResult,
     InsideTransactionError,
+    StoreUnavailableError,
     WorkQueue,
     WorkSchedule,
 )
@@ -158,3 +159,20 @@ class TestTheSyncQueueOnAPool:
 
         # A closed pool would refuse any request for a connection.
         assert PsycopgWorkQueue(pool, FakeClock()).enqueue_many([]) == []
+
+
+class TestTheSyncQueueOnALostConnection:
+    @pytest.mark.parametrize("dedup_key", [None, "k"], ids=["without a key", "with a key"])
+    def test_an_enqueue_raises_store_unavailable_and_writes_nothing(
+        self, database_url: str, dedup_key: str | None
+    ) -> None:
+        with psycopg.connect(database_url, autocommit=True) as observer:
+            with psycopg.connect(database_url) as connection:
+                queue = PsycopgWorkQueue(connection, FakeClock())
+                queue.enqueue(AlphaJob(number=1), dedup_key=dedup_key)
+                observer.execute("SELECT pg_terminate_backend(%s)", (connection.info.backend_pid,))
+
+                with pytest.raises(StoreUnavailableError):
+                    queue.enqueue(AlphaJob(number=2), dedup_key=dedup_key)
+
+            assert observer.execute("SELECT count(*) FROM work_items").fetchone() == (0,)

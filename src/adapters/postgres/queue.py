@@ -14,7 +14,7 @@ from adapters.postgres.enqueue_plan import (
     Statement,
     batch_enqueue,
     check_batch,
-    check_request,
+    check_enqueue,
     due_enqueue,
     single_enqueue,
 )
@@ -127,7 +127,7 @@ class PostgresWorkQueue:  # pragma: no mutate block
             transaction is left aborted, as PostgreSQL leaves it), or after
             :data:`~adapters.postgres.enqueue_plan.MAX_DEDUP_PASSES` races with a twin.
         """
-        request = check_request(EnqueueRequest(payload, dedup_key))
+        request = check_enqueue(payload, dedup_key)
         return await self._drive(single_enqueue(request, self._clock), self._statements.fetch)
 
     async def enqueue_many(self, requests: Sequence[EnqueueRequest]) -> list[EnqueueResult]:
@@ -162,7 +162,7 @@ class PostgresWorkQueue:  # pragma: no mutate block
         :raises StoreUnavailableError: if the database cannot be reached.
         :raises EnqueueFailedError: if the database refused a statement.
         """
-        request = check_request(EnqueueRequest(schedule.payload, schedule.dedup_key))
+        request = check_enqueue(schedule.payload, schedule.dedup_key)
         plan = due_enqueue(request, schedule.interval, self._clock)
         if self._connection is not None:
             if self._connection.is_in_transaction():
