@@ -134,7 +134,7 @@ class PsycopgWorkQueue:  # pragma: no mutate block
             with self._pool.connection() as connection:
                 return self._drive_committed(plan, first, connection)
         except (psycopg.Error, OSError) as error:
-            _raise_translated(error)
+            self._raise_translated(error)
             raise
 
     def _fetch_on_connection(self, statement: Statement) -> Rows:
@@ -145,8 +145,15 @@ class PsycopgWorkQueue:  # pragma: no mutate block
             rows: list[TupleRow] = cursor.fetchall()
             return rows
         except (psycopg.Error, OSError) as error:
-            _raise_translated(error)
+            self._raise_translated(error)
             raise
+
+    @staticmethod
+    def _raise_translated(error: psycopg.Error | OSError) -> None:
+        """Raise our error for ``error``, if it has one; else return, for the caller to re-raise."""
+        translated = enqueue_error(error)
+        if translated is not None:
+            raise translated from error
 
     def _connection_cursor(self) -> psycopg.RawCursor[TupleRow]:
         """The cursor every call on the caller's connection sends through."""
@@ -187,10 +194,3 @@ class PsycopgWorkQueue:  # pragma: no mutate block
             except StopIteration as done:
                 result: T = done.value
                 return result
-
-
-def _raise_translated(error: psycopg.Error | OSError) -> None:
-    """Raise our error for ``error``, if it has one; else return, for the caller to re-raise."""
-    translated = enqueue_error(error)
-    if translated is not None:
-        raise translated from error
