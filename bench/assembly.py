@@ -1,7 +1,7 @@
 """The real worker path, put together the way the container does, on the benchmark's kinds.
 
 Each benchmark worker gets its own pool, store and executor, and a
-:class:`~application.Worker` loop around them: the same objects production runs,
+:class:`~workqueue.application.Worker` loop around them: the same objects production runs,
 minus the periodic maintenance schedules (the benchmark enqueues its own work).
 """
 
@@ -16,9 +16,14 @@ from typing import Any, TypeVar
 
 import asyncpg
 
-from adapters.clock import SystemClock
-from adapters.postgres import PostgresWorkNotifications, PostgresWorkQueue, PostgresWorkStore
-from application import (
+from bench.kinds import BenchKind, BusyHandler, BusyJob, NoopHandler, NoopJob
+from workqueue.adapters.clock import SystemClock
+from workqueue.adapters.postgres import (
+    PostgresWorkNotifications,
+    PostgresWorkQueue,
+    PostgresWorkStore,
+)
+from workqueue.application import (
     DEFAULT_EXECUTOR_SETTINGS,
     DEFAULT_POLL_INTERVAL,
     ExecutorSettings,
@@ -27,10 +32,9 @@ from application import (
     Worker,
     WorkScheduler,
 )
-from bench.kinds import BenchKind, BusyHandler, BusyJob, NoopHandler, NoopJob
-from domain import Clock
-from entrypoints.worker.container import executors_for
-from entrypoints.worker.log_format import configure_logging
+from workqueue.domain import Clock
+from workqueue.entrypoints.worker.container import executors_for
+from workqueue.entrypoints.worker.log_format import configure_logging
 
 __all__ = ["EVENT_LOOPS", "bench_registry", "build_worker", "configure_bench_logging", "run_on"]
 
@@ -62,7 +66,8 @@ def build_worker(
     poll_interval: timedelta = DEFAULT_POLL_INTERVAL,
     concurrency: int = 1,
 ) -> Worker:
-    """A :class:`~application.Worker` over its own store on ``pool``, as the container wires one.
+    """A :class:`~workqueue.application.Worker` over its own store on ``pool``, as the container
+    wires one.
 
     ``concurrency`` executors, each lane on a sibling of that store and sharing
     their heartbeats above one, as ``WORKQUEUE_CONCURRENCY`` gives them.

@@ -1,6 +1,6 @@
 """Kinds, payloads and handlers that exist for the benchmark only.
 
-Production wires :class:`domain.WorkKind`; the services are generic over the kind
+Production wires :class:`workqueue.domain.WorkKind`; the services are generic over the kind
 enum they are given, so the benchmark brings its own. Handlers may live here:
 the rule that keeps handlers in ``entrypoints/worker/handlers`` covers src/ only.
 """
@@ -11,7 +11,7 @@ import time
 from collections.abc import Callable
 from enum import StrEnum
 
-from domain import Clock, WorkContext, WorkHandler, WorkPayload
+from workqueue.domain import Clock, WorkContext, WorkHandler, WorkPayload
 
 __all__ = [
     "BenchKind",

@@ -7,9 +7,10 @@
   with prebuilt items, so what is timed is the executor, its lease keeper and its
   log line: CPU microseconds per item, alone and as the worker loop calls it.
 - **checks**: what an enqueue does to a payload before anything is sent
-  (:func:`domain.payload_check.checked_payload_text`: the check and the JSON text), per item.
+  (:func:`workqueue.domain.payload_check.checked_payload_text`: the check and the JSON text), per
+  item.
 - **round trips** (with ``--dsn``): a claim and a completion through
-  :class:`~adapters.postgres.PostgresWorkStore` on a real server, and the combined
+  :class:`~workqueue.adapters.postgres.PostgresWorkStore` on a real server, and the combined
   ``complete_and_claim``: client CPU and wall microseconds per item.
 
 Nothing here is a target; it says where the time of W1-W3 goes.
@@ -26,12 +27,12 @@ from typing import Any
 
 from pydantic import JsonValue
 
-from adapters.clock import SystemClock
-from application import KindRegistry, WorkExecutor
 from bench.assembly import EVENT_LOOPS, bench_registry, configure_bench_logging, run_on
 from bench.kinds import BenchKind, NoopJob
-from domain import Lease, WorkItem, WorkStatus
-from domain.payload_check import checked_payload_text
+from workqueue.adapters.clock import SystemClock
+from workqueue.application import KindRegistry, WorkExecutor
+from workqueue.domain import Lease, WorkItem, WorkStatus
+from workqueue.domain.payload_check import checked_payload_text
 
 __all__ = ["main"]
 
@@ -122,8 +123,13 @@ def _checks(items: int) -> None:
 
 
 async def _round_trips(dsn: str, items: int) -> None:
-    from adapters.postgres import PostgresWorkQueue, PostgresWorkStore, close_pool, create_pool
-    from domain import EnqueueRequest
+    from workqueue.adapters.postgres import (
+        PostgresWorkQueue,
+        PostgresWorkStore,
+        close_pool,
+        create_pool,
+    )
+    from workqueue.domain import EnqueueRequest
 
     pool = await create_pool(dsn, min_size=1, max_size=1)
     try:

@@ -4,7 +4,7 @@
 
 In a fresh database (created, migrated, dropped again) it:
 
-1. drains ``items`` no-op items with one :class:`~application.Worker` at N lanes in
+1. drains ``items`` no-op items with one :class:`~workqueue.application.Worker` at N lanes in
    this process (uvloop, LISTEN, as :mod:`bench.workloads.worker_process` builds
    one), once plain (wall clock and CPU per item) and once under cProfile, whose
    own time per function is summed by part: our code (``src/``), asyncpg, the
@@ -34,19 +34,19 @@ from typing import Any
 
 import asyncpg
 
-from adapters.clock import SystemClock
-from adapters.postgres import (
+from bench.assembly import bench_registry, build_worker, configure_bench_logging, run_on
+from bench.kinds import NoopJob
+from bench.statements import BENCH_SQL
+from workqueue.adapters.clock import SystemClock
+from workqueue.adapters.postgres import (
     PostgresWorkNotifications,
     PostgresWorkQueue,
     close_pool,
     create_pool,
     migrate,
 )
-from adapters.postgres.sql import load_statements
-from bench.assembly import bench_registry, build_worker, configure_bench_logging, run_on
-from bench.kinds import NoopJob
-from bench.statements import BENCH_SQL
-from domain import EnqueueRequest
+from workqueue.adapters.postgres.sql import load_statements
+from workqueue.domain import EnqueueRequest
 
 _DSN = "postgresql://postgres@127.0.0.1:5432/postgres"
 _DATABASE = "bench_profile_noop"

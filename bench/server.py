@@ -22,9 +22,9 @@ from urllib.parse import urlsplit, urlunsplit
 
 import asyncpg
 
-from adapters.postgres import migrate, redact_dsn
 from bench.statements import BENCH_SQL
-from entrypoints.worker.embedded import start_embedded_postgres
+from workqueue.adapters.postgres import migrate, redact_dsn
+from workqueue.entrypoints.worker.embedded import start_embedded_postgres
 
 __all__ = [
     "DEFAULT_DATA_PARENT",

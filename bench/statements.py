@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from adapters.postgres.sql import StatementFile, parse_statements
+from workqueue.adapters.postgres.sql import StatementFile, parse_statements
 
 __all__ = ["BENCH_SQL"]
 

@@ -82,7 +82,7 @@ async def fill(url: str) -> None:
 
 
 async def full_count_ms(url: str, times: int = 5) -> list[float]:
-    from adapters.postgres import PostgresWorkMonitor, close_pool, create_pool
+    from workqueue.adapters.postgres import PostgresWorkMonitor, close_pool, create_pool
 
     pool = await create_pool(url, min_size=1, max_size=1)
     try:
@@ -127,7 +127,7 @@ def main() -> int:
     }
     with tempfile.TemporaryFile() as log:
         web = subprocess.Popen(
-            [sys.executable, "-m", "entrypoints.cli", "web", "--port", str(port)],
+            [sys.executable, "-m", "workqueue.entrypoints.cli", "web", "--port", str(port)],
             env=env,
             stdout=log,
             stderr=subprocess.STDOUT,

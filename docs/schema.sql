@@ -1,6 +1,6 @@
 -- The workqueue schema as PostgreSQL reports it after every migration.
--- Generated from the catalog by adapters.postgres.schema; do not edit by hand:
---   python -m adapters.postgres.schema --database-url URL --write docs/schema.sql
+-- Generated from the catalog by workqueue.adapters.postgres.schema; do not edit by hand:
+--   python -m workqueue.adapters.postgres.schema --database-url URL --write docs/schema.sql
 -- tests/integration/test_schema_doc.py fails when this file is stale.
 -- Migrations applied: 0001_work_items, 0002_refresh_tokens, 0003_claim_in_fifo_order, 0004_monitoring_indexes, 0005_cancelled_items.
 

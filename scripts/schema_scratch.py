@@ -1,4 +1,4 @@
-"""Run ``python -m adapters.postgres.schema`` against a scratch database.
+"""Run ``python -m workqueue.adapters.postgres.schema`` against a scratch database.
 
 Usage: ``schema_scratch.py SERVER_URL --write|--check``. The scratch database is
 created on the server, migrated and dumped by the schema module, then dropped.
@@ -33,7 +33,7 @@ def main(server_url: str, mode: str) -> int:
             [
                 sys.executable,
                 "-m",
-                "adapters.postgres.schema",
+                "workqueue.adapters.postgres.schema",
                 "--database-url",
                 scratch_url,
                 mode,

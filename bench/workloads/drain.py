@@ -19,8 +19,6 @@ from typing import Any
 
 import asyncpg
 
-from adapters.clock import SystemClock
-from adapters.postgres import PostgresWorkQueue, close_pool, create_pool
 from bench.figures import Figure, Target, WorkloadReport
 from bench.kinds import NoopJob
 from bench.server import BenchServer, checkpoint_and_vacuum
@@ -28,7 +26,9 @@ from bench.settings import BenchSettings
 from bench.statements import BENCH_SQL
 from bench.workloads.ceiling import pgbench_tps, seed_finished
 from bench.workloads.worker_process import WorkerProcess, WorkerProcessSpec, spawn_context
-from domain import EnqueueRequest
+from workqueue.adapters.clock import SystemClock
+from workqueue.adapters.postgres import PostgresWorkQueue, close_pool, create_pool
+from workqueue.domain import EnqueueRequest
 
 __all__ = ["drain"]
 

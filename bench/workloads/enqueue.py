@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import time
 
-from adapters.clock import SystemClock
-from adapters.postgres import PostgresWorkQueue, close_pool, create_pool
 from bench.figures import Figure, Target, WorkloadReport
 from bench.kinds import NoopJob
 from bench.server import BenchServer, checkpoint_and_vacuum
 from bench.settings import BenchSettings
-from domain import EnqueueRequest
+from workqueue.adapters.clock import SystemClock
+from workqueue.adapters.postgres import PostgresWorkQueue, close_pool, create_pool
+from workqueue.domain import EnqueueRequest
 
 __all__ = ["batch_enqueue", "single_enqueue"]
 

@@ -10,7 +10,7 @@ the large table's mean cycle time over the small one's.
 
 Then, on the large database, the retention path purges the seeded rows (older
 than the 30-day retention) exactly as a worker does: a ``WorkItemRetention`` item
-enqueued and run by a :class:`~application.WorkExecutor` with the production
+enqueued and run by a :class:`~workqueue.application.WorkExecutor` with the production
 registry and handlers. Meanwhile a second connection enqueues, claims and
 completes bench items one after the other, timing every claim: the longest one
 is how long a purge can hold claims up.
@@ -23,15 +23,6 @@ import time
 from datetime import timedelta
 from typing import Any
 
-from adapters.clock import SystemClock
-from adapters.postgres import (
-    PostgresRefreshTokenStore,
-    PostgresWorkQueue,
-    PostgresWorkStore,
-    close_pool,
-    create_pool,
-)
-from application import ExecutionStatus, KindRegistry, WorkExecutor
 from bench.assembly import bench_registry
 from bench.figures import Figure, Target, WorkloadReport
 from bench.kinds import NoopJob
@@ -39,8 +30,17 @@ from bench.measure import percentile
 from bench.server import BenchServer, checkpoint_and_vacuum
 from bench.settings import BenchSettings
 from bench.workloads.ceiling import seed_finished
-from domain import EnqueueRequest, TokenCleanup, WorkItemRetention, WorkKind
-from entrypoints.worker.handlers import TokenCleanupHandler, WorkItemRetentionHandler
+from workqueue.adapters.clock import SystemClock
+from workqueue.adapters.postgres import (
+    PostgresRefreshTokenStore,
+    PostgresWorkQueue,
+    PostgresWorkStore,
+    close_pool,
+    create_pool,
+)
+from workqueue.application import ExecutionStatus, KindRegistry, WorkExecutor
+from workqueue.domain import EnqueueRequest, TokenCleanup, WorkItemRetention, WorkKind
+from workqueue.entrypoints.worker.handlers import TokenCleanupHandler, WorkItemRetentionHandler
 
 __all__ = ["growth"]
 

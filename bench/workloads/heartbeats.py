@@ -28,9 +28,6 @@ from typing import Any
 import asyncpg
 from pydantic import JsonValue
 
-from adapters.clock import SystemClock
-from adapters.postgres import PostgresWorkQueue, PostgresWorkStore, close_pool, create_pool
-from application import ExecutorSettings, WorkExecutor
 from bench.assembly import bench_registry
 from bench.figures import Figure, Target, WorkloadReport
 from bench.kinds import BusyJob, ParkedJob
@@ -38,7 +35,15 @@ from bench.server import BenchServer, checkpoint_and_vacuum
 from bench.settings import BenchSettings
 from bench.statements import BENCH_SQL
 from bench.workloads.ceiling import seed_finished
-from domain import EnqueueRequest, Lease, ProgressSnapshot
+from workqueue.adapters.clock import SystemClock
+from workqueue.adapters.postgres import (
+    PostgresWorkQueue,
+    PostgresWorkStore,
+    close_pool,
+    create_pool,
+)
+from workqueue.application import ExecutorSettings, WorkExecutor
+from workqueue.domain import EnqueueRequest, Lease, ProgressSnapshot
 
 __all__ = ["heartbeats"]
 

@@ -43,9 +43,6 @@ from typing import Any
 
 import asyncpg
 
-from adapters.clock import SystemClock
-from adapters.postgres import PostgresWorkQueue, close_pool, create_pool
-from adapters.testing.postgres.pgbouncer import PgBouncer, find_pgbouncer, reaches_over_tcp
 from bench.figures import Figure, Target, WorkloadReport
 from bench.kinds import BusyJob, NoopJob
 from bench.server import BenchServer, checkpoint_and_vacuum
@@ -53,7 +50,14 @@ from bench.settings import BenchSettings
 from bench.statements import BENCH_SQL
 from bench.workloads.ceiling import seed_finished
 from bench.workloads.worker_process import WorkerProcess, WorkerProcessSpec, spawn_context
-from domain import EnqueueRequest, WorkPayload
+from workqueue.adapters.clock import SystemClock
+from workqueue.adapters.postgres import PostgresWorkQueue, close_pool, create_pool
+from workqueue.adapters.testing.postgres.pgbouncer import (
+    PgBouncer,
+    find_pgbouncer,
+    reaches_over_tcp,
+)
+from workqueue.domain import EnqueueRequest, WorkPayload
 
 __all__ = ["lanes"]
 

@@ -15,14 +15,14 @@ import asyncio
 import time
 from multiprocessing.connection import Connection
 
-from adapters.clock import SystemClock
-from adapters.postgres import PostgresWorkQueue, close_pool, create_pool
 from bench.figures import Figure, Target, WorkloadReport
 from bench.kinds import NoopJob, monotonic_ns
 from bench.measure import percentile
 from bench.server import BenchServer, checkpoint_and_vacuum
 from bench.settings import BenchSettings
 from bench.workloads.worker_process import WorkerProcess, WorkerProcessSpec, spawn_context
+from workqueue.adapters.clock import SystemClock
+from workqueue.adapters.postgres import PostgresWorkQueue, close_pool, create_pool
 
 __all__ = ["latency"]
 

@@ -38,15 +38,15 @@ from typing import Any
 import psycopg
 from psycopg_pool import ConnectionPool
 
-from adapters.clock import SystemClock
-from adapters.postgres import PostgresWorkQueue, close_pool, create_pool
-from adapters.psycopg import PsycopgWorkQueue
 from bench.figures import Figure, Target, WorkloadReport
 from bench.kinds import BenchKind, NoopJob
 from bench.server import BenchServer, checkpoint_and_vacuum
 from bench.settings import BenchSettings
 from bench.statements import BENCH_SQL
-from domain import EnqueueRequest
+from workqueue.adapters.clock import SystemClock
+from workqueue.adapters.postgres import PostgresWorkQueue, close_pool, create_pool
+from workqueue.adapters.psycopg import PsycopgWorkQueue
+from workqueue.domain import EnqueueRequest
 
 __all__ = ["CHUNK", "producers"]
 

@@ -3,7 +3,7 @@
 Python runs one thread at a time, so C workers in one process would share one
 core's worth of Python; the drain at C=4 runs four of these processes instead,
 as four deployed workers would. Each builds its own pool, store, executor,
-LISTEN connection and :class:`~application.Worker` (see :mod:`bench.assembly`),
+LISTEN connection and :class:`~workqueue.application.Worker` (see :mod:`bench.assembly`),
 says it is ready, waits for the go, runs until told to stop, and exits.
 """
 
@@ -20,9 +20,9 @@ from multiprocessing.context import SpawnContext, SpawnProcess
 from multiprocessing.synchronize import Event
 from pathlib import Path
 
-from adapters.postgres import PostgresWorkNotifications, close_pool, create_pool
 from bench.assembly import bench_registry, build_worker, configure_bench_logging, run_on
 from bench.kinds import NoopHandler, NoopJob
+from workqueue.adapters.postgres import PostgresWorkNotifications, close_pool, create_pool
 
 __all__ = ["WorkerProcess", "WorkerProcessSpec", "spawn_context"]
 
@@ -114,7 +114,8 @@ async def _run(
         starts.send((payload.seq, start_ns))
 
     noop = NoopHandler(report_start if spec.report_starts else None)
-    # Sized as the worker's container sizes it (entrypoints.worker.database.pool_max_size_for).
+    # Sized as the worker's container sizes it
+    # (workqueue.entrypoints.worker.database.pool_max_size_for).
     no_cache = {"statement_cache_size": 0} if spec.transaction_pooling else {}
     pool = await create_pool(spec.dsn, min_size=1, max_size=3 + spec.concurrency, **no_cache)
     try:

@@ -1,7 +1,7 @@
 """MeteredWorkStore: any WorkStore, counting the calls made to it (say, for a metrics page).
 
 A store written outside workqueue, as a third party would write one: it
-subclasses the port, ``domain.WorkStore``, and implements every method by
+subclasses the port, ``workqueue.domain.WorkStore``, and implements every method by
 handing it to the store it wraps. It leaves ``complete_and_claim`` to the
 port's default, a ``complete`` and then a ``claim`` (both counted), whatever
 the wrapped store would do in one step.
@@ -15,7 +15,7 @@ from datetime import datetime, timedelta
 
 from pydantic import JsonValue
 
-from domain import (
+from workqueue.domain import (
     CancelOutcome,
     HeartbeatAnswer,
     Lease,

@@ -3,16 +3,16 @@ from __future__ import annotations
 import asyncpg
 from metered_store import MeteredWorkStore
 
-from adapters.memory import InMemoryState, InMemoryWorkStore
-from adapters.postgres import PostgresWorkStore
-from adapters.testing import FakeClock
-from adapters.testing.contract import (
+from workqueue.adapters.memory import InMemoryState, InMemoryWorkStore
+from workqueue.adapters.postgres import PostgresWorkStore
+from workqueue.adapters.testing import FakeClock
+from workqueue.adapters.testing.contract import (
     MemoryContractFixtures,
     StoreCapabilities,
     WorkQueueContractSuite,
 )
-from adapters.testing.postgres import PostgresContractFixtures
-from domain import WorkStore
+from workqueue.adapters.testing.postgres import PostgresContractFixtures
+from workqueue.domain import WorkStore
 
 NO_REFRESH_TOKENS = StoreCapabilities(refresh_tokens=False)  # skipped, with the reason
 

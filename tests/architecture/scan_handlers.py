@@ -1,8 +1,8 @@
 """Find every WorkHandler implementation under a source tree.
 
 Run as ``python scan_handlers.py SRC_DIR``: imports every module of the four
-packages found there and prints each WorkHandler subclass defined outside
-``entrypoints.worker.handlers``. Exit status 1 and a line saying BROKEN when
+layers of the ``workqueue`` package found there and prints each WorkHandler subclass defined outside
+``workqueue.entrypoints.worker.handlers``. Exit status 1 and a line saying BROKEN when
 there is one, 0 when the rule is kept.
 """
 
@@ -14,8 +14,10 @@ import sys
 import warnings
 from pathlib import Path
 
-ALLOWED_PREFIX = "entrypoints.worker.handlers"
-PACKAGES = ("domain", "application", "adapters", "entrypoints")
+ALLOWED_PREFIX = "workqueue.entrypoints.worker.handlers"
+PACKAGES = tuple(
+    f"workqueue.{layer}" for layer in ("domain", "application", "adapters", "entrypoints")
+)
 
 
 def all_subclasses(cls: type) -> set[type]:
@@ -36,7 +38,7 @@ def main(src: Path) -> int:
         package = importlib.import_module(name)
         for module in pkgutil.walk_packages(package.__path__, prefix=f"{name}."):
             importlib.import_module(module.name)
-    from domain.handler import WorkHandler
+    from workqueue.domain.handler import WorkHandler
 
     misplaced = sorted(
         f"{cls.__module__}.{cls.__qualname__}"
@@ -46,9 +48,9 @@ def main(src: Path) -> int:
     for where in misplaced:
         print(f"handler outside {ALLOWED_PREFIX}: {where}")
     if misplaced:
-        print("Handlers live only in entrypoints.worker.handlers BROKEN")
+        print("Handlers live only in workqueue.entrypoints.worker.handlers BROKEN")
         return 1
-    print("Handlers live only in entrypoints.worker.handlers KEPT")
+    print("Handlers live only in workqueue.entrypoints.worker.handlers KEPT")
     return 0
 
 

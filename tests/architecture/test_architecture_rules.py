@@ -19,6 +19,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 SRC = ROOT / "src"
+# The one import root; paths below are relative to it.
+PACKAGE = SRC / "workqueue"
 LINT_IMPORTS = Path(sys.executable).with_name("lint-imports")
 SCAN_HANDLERS = Path(__file__).with_name("scan_handlers.py")
 
@@ -42,7 +44,7 @@ def copy_tree(tmp_path: Path) -> Path:
 
 
 def plant(tree: Path, relative: str, text: str) -> None:
-    target = tree / "src" / relative
+    target = tree / "src" / "workqueue" / relative
     target.write_text("from __future__ import annotations\n\n" + text + "\n")
 
 
@@ -95,9 +97,9 @@ def test_the_real_tree_keeps_every_import_contract() -> None:
 @pytest.mark.parametrize(
     ("contract", "relative", "violation"),
     [
-        ("layers", "domain/planted.py", "import application"),
-        ("layers", "application/planted.py", "import adapters.memory"),
-        ("layers", "adapters/planted.py", "import entrypoints.cli"),
+        ("layers", "domain/planted.py", "import workqueue.application"),
+        ("layers", "application/planted.py", "import workqueue.adapters.memory"),
+        ("layers", "adapters/planted.py", "import workqueue.entrypoints.cli"),
         ("pure-core", "domain/planted.py", "import asyncpg"),
         ("pure-core", "application/planted.py", "import dependency_injector"),
         ("pure-core", "domain/planted.py", "import pgserver"),
@@ -106,12 +108,12 @@ def test_the_real_tree_keeps_every_import_contract() -> None:
         (
             "only-the-queue-loads-the-insert",
             "adapters/postgres/planted.py",
-            "from adapters.postgres import queue_sql",
+            "from workqueue.adapters.postgres import queue_sql",
         ),
         (
             "only-the-queue-loads-the-insert",
             "adapters/psycopg/planted.py",
-            "from adapters.postgres.queue_sql import STATEMENTS",
+            "from workqueue.adapters.postgres.queue_sql import STATEMENTS",
         ),
         ("psycopg-in-psycopg-adapter", "adapters/postgres/planted.py", "import psycopg"),
         ("psycopg-in-psycopg-adapter", "adapters/testing/planted.py", "import psycopg_pool"),
@@ -138,26 +140,26 @@ def test_a_handler_planted_in_the_application_layer_is_reported(tmp_path: Path) 
     plant(
         tree,
         "application/planted.py",
-        "from domain import TokenCleanup, WorkContext, WorkHandler\n\n\n"
+        "from workqueue.domain import TokenCleanup, WorkContext, WorkHandler\n\n\n"
         "class SneakyHandler(WorkHandler[TokenCleanup]):\n"
         "    async def handle(self, payload: TokenCleanup, ctx: WorkContext) -> None:\n"
         "        return None\n",
     )
     result = scan_handlers(tree)
     assert result.returncode == 1
-    assert "application.planted.SneakyHandler" in result.stdout
+    assert "workqueue.application.planted.SneakyHandler" in result.stdout
     assert "BROKEN" in result.stdout
 
 
 def test_only_the_queue_statement_inserts_into_work_items() -> None:
-    assert inserts_into_work_items(SRC) == []
+    assert inserts_into_work_items(PACKAGE) == []
     for allowed in INSERT_STATEMENT_FILES | BACKDOOR_STATEMENT_FILES:
-        assert INSERT_INTO_WORK_ITEMS.search((SRC / allowed).read_text())
+        assert INSERT_INTO_WORK_ITEMS.search((PACKAGE / allowed).read_text())
 
 
 def test_only_the_queue_statement_loader_names_the_queue_statement_file() -> None:
-    assert modules_naming_the_queue_statements(SRC) == []
-    assert NAMES_THE_QUEUE_FILE.search((SRC / QUEUE_STATEMENT_LOADER).read_text())
+    assert modules_naming_the_queue_statements(PACKAGE) == []
+    assert NAMES_THE_QUEUE_FILE.search((PACKAGE / QUEUE_STATEMENT_LOADER).read_text())
 
 
 def test_a_second_loader_of_the_queue_statements_is_found(tmp_path: Path) -> None:
@@ -165,19 +167,22 @@ def test_a_second_loader_of_the_queue_statements_is_found(tmp_path: Path) -> Non
     plant(
         tree,
         "adapters/postgres/planted.py",
-        'from adapters.postgres.sql import load_statements\n\nSQL = load_statements("queue.sql")',
+        "from workqueue.adapters.postgres.sql import load_statements\n\n"
+        'SQL = load_statements("queue.sql")',
     )
-    assert modules_naming_the_queue_statements(tree / "src") == ["adapters/postgres/planted.py"]
+    assert modules_naming_the_queue_statements(tree / "src" / "workqueue") == [
+        "adapters/postgres/planted.py"
+    ]
 
 
 def test_an_insert_planted_outside_the_queue_is_found(tmp_path: Path) -> None:
     tree = copy_tree(tmp_path)
-    (tree / "src/adapters/postgres/sql/planted.sql").write_text(
+    (tree / "src/workqueue/adapters/postgres/sql/planted.sql").write_text(
         "-- name: sneak\nINSERT INTO work_items (kind, payload) VALUES ($1, $2);\n"
     )
     plant(tree, "adapters/memory/planted.py", 'SQL = "insert into public.work_items values (1)"')
     plant(tree, "adapters/psycopg/planted.py", 'SQL = "INSERT INTO work_items DEFAULT VALUES"')
-    assert inserts_into_work_items(tree / "src") == [
+    assert inserts_into_work_items(tree / "src" / "workqueue") == [
         "adapters/memory/planted.py",
         "adapters/postgres/sql/planted.sql",
         "adapters/psycopg/planted.py",

@@ -16,12 +16,14 @@ from types import ModuleType
 
 import pytest
 
-import domain
-from domain import WorkQueueError
+import workqueue.domain
+from workqueue.domain import WorkQueueError
 
 ROOT = Path(__file__).resolve().parents[2]
 SRC = ROOT / "src"
-ROOTS = ("domain", "application", "adapters", "entrypoints")
+ROOTS = tuple(
+    f"workqueue.{layer}" for layer in ("domain", "application", "adapters", "entrypoints")
+)
 
 
 def our_modules() -> list[ModuleType]:
@@ -58,12 +60,12 @@ def test_every_error_the_queue_defines_derives_from_work_queue_error() -> None:
 def test_every_error_is_named_where_a_user_looks_for_it() -> None:
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     errors_section = readme.split("## Errors", 1)[1].split("\n## ", 1)[0]
-    docstring = domain.errors.__doc__ or ""
+    docstring = workqueue.domain.errors.__doc__ or ""
 
     names = sorted(set(our_errors()) - {"WorkQueueError"})
 
     assert [name for name in names if f"`{name}`" not in errors_section] == []
-    module_errors = set(domain.errors.__all__)
+    module_errors = set(workqueue.domain.errors.__all__)
     assert [n for n in names if n not in module_errors and n not in docstring] == []
 
 
@@ -86,6 +88,21 @@ def test_every_logger_is_named_under_workqueue() -> None:
     # The log configuration also names third-party loggers, through a loop variable.
     named = [(path, name) for path, name in names if name != "name"]
     assert [(p, n) for p, n in named if not re.fullmatch(r"'workqueue(\.[a-z_]+)+'", n)] == []
+
+
+def test_no_layer_imports_the_package_face() -> None:
+    # The face re-exports every layer: a layer importing it would reach the layers
+    # above it (and their drivers) behind import-linter's back.
+    offenders = []
+    for layer in ROOTS:
+        for path in sorted((SRC / layer.replace(".", "/")).rglob("*.py")):
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if (isinstance(node, ast.ImportFrom) and node.module == "workqueue") or (
+                    isinstance(node, ast.Import) and any(a.name == "workqueue" for a in node.names)
+                ):
+                    offenders.append(str(path.relative_to(SRC)))
+
+    assert offenders == []
 
 
 def load_mutation_skips() -> ModuleType:

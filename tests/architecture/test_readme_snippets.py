@@ -130,7 +130,7 @@ def test_adding_a_kind_as_the_readme_says_type_checks_in_both_cases(tmp_path: Pa
             "-m",
             "mypy",
             "--strict",
-            *(f"src/{root}" for root in ("domain", "application", "adapters", "entrypoints")),
+            "src/workqueue",
             *(str(path.relative_to(tmp_path)) for path in outside_src),
         ],
         cwd=tmp_path,
@@ -161,12 +161,12 @@ def test_adding_a_kind_as_the_readme_says_type_checks_in_both_cases(tmp_path: Pa
 _SERVED_KINDS = """
 import asyncio, sys
 from dependency_injector import providers
-from adapters.clock import SystemClock
-from adapters.memory import (
+from workqueue.adapters.clock import SystemClock
+from workqueue.adapters.memory import (
     InMemoryRefreshTokenStore, InMemoryState, InMemoryWorkQueue, InMemoryWorkStore,
 )
-from entrypoints.worker.container import build_container, provide
-from entrypoints.worker.settings import WorkerSettings
+from workqueue.entrypoints.worker.container import build_container, provide
+from workqueue.entrypoints.worker.settings import WorkerSettings
 
 state, clock = InMemoryState(), SystemClock()
 container = build_container(WorkerSettings(worker_id="readme", app=sys.argv[1]))

@@ -2,6 +2,6 @@
 
 from __future__ import annotations
 
-from adapters.testing.contract import MemoryBackdoor
+from workqueue.adapters.testing.contract import MemoryBackdoor
 
 __all__ = ["MemoryBackdoor"]

@@ -2,6 +2,6 @@
 
 from __future__ import annotations
 
-from adapters.testing.postgres import PostgresBackdoor
+from workqueue.adapters.testing.postgres import PostgresBackdoor
 
 __all__ = ["PostgresBackdoor"]

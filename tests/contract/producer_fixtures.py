@@ -22,10 +22,14 @@ import pytest_asyncio
 from postgres_backdoor import PostgresBackdoor
 from psycopg_pool import ConnectionPool
 
-from adapters.postgres import PostgresWorkNotifications, PostgresWorkQueue, PostgresWorkStore
-from adapters.psycopg import PsycopgWorkQueue
-from adapters.testing import FakeClock
-from adapters.testing.contract import (
+from workqueue.adapters.postgres import (
+    PostgresWorkNotifications,
+    PostgresWorkQueue,
+    PostgresWorkStore,
+)
+from workqueue.adapters.psycopg import PsycopgWorkQueue
+from workqueue.adapters.testing import FakeClock
+from workqueue.adapters.testing.contract import (
     CallerTransactionFactory,
     CallerTransactionFixtures,
     ContractFixtures,
@@ -33,9 +37,9 @@ from adapters.testing.contract import (
     LockWaits,
     SyncProducerAsWorkQueue,
 )
-from adapters.testing.contract.sync_producer import in_a_thread
-from adapters.testing.contract.transactions import PATIENCE
-from domain import (
+from workqueue.adapters.testing.contract.sync_producer import in_a_thread
+from workqueue.adapters.testing.contract.transactions import PATIENCE
+from workqueue.domain import (
     EnqueueRequest,
     EnqueueResult,
     WorkNotifications,

@@ -1,17 +1,17 @@
 """The store a worker counts through keeps every semantic of the store it wraps.
 
 With ``WORKQUEUE_METRICS_PORT`` set, the executor and lease recovery use a
-:class:`~adapters.prometheus.CountingWorkStore` around the work store: the whole
+:class:`~workqueue.adapters.prometheus.CountingWorkStore` around the work store: the whole
 contract kit runs against one around the in-memory store.
 """
 
 from __future__ import annotations
 
-from adapters.memory import InMemoryState, InMemoryWorkStore
-from adapters.prometheus import CountingWorkStore, WorkerMetrics
-from adapters.testing import FakeClock
-from adapters.testing.contract import MemoryContractFixtures, WorkQueueContractSuite
-from domain import WorkStore
+from workqueue.adapters.memory import InMemoryState, InMemoryWorkStore
+from workqueue.adapters.prometheus import CountingWorkStore, WorkerMetrics
+from workqueue.adapters.testing import FakeClock
+from workqueue.adapters.testing.contract import MemoryContractFixtures, WorkQueueContractSuite
+from workqueue.domain import WorkStore
 
 
 class CountedMemoryFixtures(MemoryContractFixtures):

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from adapters.memory import InMemoryState, InMemoryWorkMonitor
-from adapters.testing.contract import MemoryContractFixtures, WorkQueueContractSuite
-from adapters.testing.contract.monitoring import MonitoringContract, MonitoringFixtures
-from domain import WorkMonitor
+from workqueue.adapters.memory import InMemoryState, InMemoryWorkMonitor
+from workqueue.adapters.testing.contract import MemoryContractFixtures, WorkQueueContractSuite
+from workqueue.adapters.testing.contract.monitoring import MonitoringContract, MonitoringFixtures
+from workqueue.domain import WorkMonitor
 
 
 class MemoryFixtures(MemoryContractFixtures):

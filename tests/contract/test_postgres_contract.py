@@ -11,11 +11,11 @@ from collections.abc import Iterator
 import asyncpg
 import pytest
 
-from adapters.postgres import PostgresWorkMonitor
-from adapters.testing.contract import WorkQueueContractSuite, store_state_machine
-from adapters.testing.contract.monitoring import MonitoringContract, MonitoringFixtures
-from adapters.testing.postgres import PostgresContractFixtures, PostgresSubjects
-from domain import WorkMonitor
+from workqueue.adapters.postgres import PostgresWorkMonitor
+from workqueue.adapters.testing.contract import WorkQueueContractSuite, store_state_machine
+from workqueue.adapters.testing.contract.monitoring import MonitoringContract, MonitoringFixtures
+from workqueue.adapters.testing.postgres import PostgresContractFixtures, PostgresSubjects
+from workqueue.domain import WorkMonitor
 
 
 class PostgresFixtures(PostgresContractFixtures):

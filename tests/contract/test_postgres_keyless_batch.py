@@ -7,10 +7,10 @@ import asyncio
 import asyncpg
 import pytest
 
-from adapters.postgres import CHANNEL, PostgresWorkQueue
-from adapters.testing import FakeClock
-from adapters.testing.contract.kinds import AlphaJob, BetaJob
-from domain import EnqueueRequest
+from workqueue.adapters.postgres import CHANNEL, PostgresWorkQueue
+from workqueue.adapters.testing import FakeClock
+from workqueue.adapters.testing.contract.kinds import AlphaJob, BetaJob
+from workqueue.domain import EnqueueRequest
 
 pytestmark = pytest.mark.postgres
 

@@ -27,17 +27,17 @@ from producer_fixtures import (
     open_psycopg_pool,
 )
 
-from adapters.postgres import PostgresWorkQueue
-from adapters.psycopg import PsycopgWorkQueue
-from adapters.testing import FakeClock
-from adapters.testing.contract import (
+from workqueue.adapters.postgres import PostgresWorkQueue
+from workqueue.adapters.psycopg import PsycopgWorkQueue
+from workqueue.adapters.testing import FakeClock
+from workqueue.adapters.testing.contract import (
     AlphaJob,
     CallerTransactionContract,
     DedupAcrossTransactionsContract,
     EnqueueContract,
     SyncProducerAsWorkQueue,
 )
-from domain import (
+from workqueue.domain import (
     EnqueueRequest,
     EnqueueResult,
     InsideTransactionError,

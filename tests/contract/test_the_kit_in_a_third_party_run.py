@@ -14,8 +14,8 @@ import pytest
 CHECKS = """
 import asyncio
 
-from adapters.memory import InMemoryWorkStore
-from adapters.testing.contract import (
+from workqueue.adapters.memory import InMemoryWorkStore
+from workqueue.adapters.testing.contract import (
     ClaimContract,
     HangGuard,
     MemoryContractFixtures,

@@ -1,6 +1,6 @@
 """``workqueue`` with one extra, test-only kind, for the end-to-end tests.
 
-Runs the production CLI (``entrypoints.cli.main``) with a container whose
+Runs the production CLI (``workqueue.entrypoints.cli.main``) with a container whose
 registry serves only the kinds below (its parts overridden) and which schedules nothing; every other
 provider is production's. Production code knows nothing of these kinds.
 
@@ -19,10 +19,10 @@ from enum import StrEnum
 
 from dependency_injector import providers
 
-from domain import Clock, WorkContext, WorkHandler, WorkPayload
-from entrypoints.cli import main
-from entrypoints.worker.container import WorkerContainer, build_container
-from entrypoints.worker.settings import WorkerSettings
+from workqueue.domain import Clock, WorkContext, WorkHandler, WorkPayload
+from workqueue.entrypoints.cli import main
+from workqueue.entrypoints.worker.container import WorkerContainer, build_container
+from workqueue.entrypoints.worker.settings import WorkerSettings
 
 
 class E2EKind(StrEnum):

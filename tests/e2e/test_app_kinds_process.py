@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from e2e_support import Spawner, eventually, run_cli, work_items, worker_env
 
-from domain import WorkKind, kind_name
+from workqueue.domain import WorkKind, kind_name
 
 pytestmark = pytest.mark.e2e
 

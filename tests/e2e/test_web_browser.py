@@ -24,10 +24,15 @@ import httpx
 import pytest
 from e2e_support import Spawner, cli_argv, worker_env
 
-from adapters.clock import SystemClock
-from adapters.postgres import PostgresWorkQueue, PostgresWorkStore, close_pool, create_pool
-from adapters.testing.contract.kinds import AlphaJob, BetaJob, ContractKind
-from domain import HeartbeatAnswer
+from workqueue.adapters.clock import SystemClock
+from workqueue.adapters.postgres import (
+    PostgresWorkQueue,
+    PostgresWorkStore,
+    close_pool,
+    create_pool,
+)
+from workqueue.adapters.testing.contract.kinds import AlphaJob, BetaJob, ContractKind
+from workqueue.domain import HeartbeatAnswer
 
 pytestmark = pytest.mark.e2e
 

@@ -17,8 +17,8 @@ from e2e_support import (
     worker_env,
 )
 
-from entrypoints.worker.container import build_container
-from entrypoints.worker.settings import WorkerSettings
+from workqueue.entrypoints.worker.container import build_container
+from workqueue.entrypoints.worker.settings import WorkerSettings
 
 pytestmark = pytest.mark.e2e
 

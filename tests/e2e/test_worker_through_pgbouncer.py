@@ -15,7 +15,7 @@ import asyncpg
 import pytest
 from e2e_support import Spawner, cli_argv, eventually, run_cli, script_argv, work_items, worker_env
 
-from adapters.testing.postgres.pgbouncer import PgBouncer
+from workqueue.adapters.testing.postgres.pgbouncer import PgBouncer
 
 pytestmark = pytest.mark.e2e
 

@@ -23,9 +23,9 @@ from django.core.management import call_command
 from django.db import connections
 from django.test import Client
 
-from adapters.clock import SystemClock
-from adapters.postgres import PostgresWorkStore, close_pool, create_pool
-from application import ExecutionOutcome, ExecutionStatus, WorkExecutor
+from workqueue.adapters.clock import SystemClock
+from workqueue.adapters.postgres import PostgresWorkStore, close_pool, create_pool
+from workqueue.application import ExecutionOutcome, ExecutionStatus, WorkExecutor
 
 RunInFreshLoop = Callable[[Callable[[], Coroutine[Any, Any, Any]]], Any]
 

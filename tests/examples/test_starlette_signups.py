@@ -20,9 +20,9 @@ import uvicorn
 from signups.app import create_app
 from signups.work import SignupKind, signup_registry
 
-from adapters.clock import SystemClock
-from adapters.postgres import PostgresWorkNotifications, PostgresWorkStore
-from application import ExecutionStatus, WorkExecutor
+from workqueue.adapters.clock import SystemClock
+from workqueue.adapters.postgres import PostgresWorkNotifications, PostgresWorkStore
+from workqueue.application import ExecutionStatus, WorkExecutor
 
 PATIENCE = 10.0
 

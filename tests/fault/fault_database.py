@@ -22,9 +22,9 @@ from typing import Any
 import asyncpg
 from fault_kinds import Chore
 
-from adapters.clock import SystemClock
-from adapters.postgres import PostgresWorkQueue, close_pool, create_pool
-from domain import EnqueueRequest
+from workqueue.adapters.clock import SystemClock
+from workqueue.adapters.postgres import PostgresWorkQueue, close_pool, create_pool
+from workqueue.domain import EnqueueRequest
 
 __all__ = [
     "Audit",

@@ -16,8 +16,8 @@ from enum import StrEnum
 
 import asyncpg
 
-from adapters.postgres import is_connection_loss
-from domain import Clock, WorkContext, WorkHandler, WorkPayload
+from workqueue.adapters.postgres import is_connection_loss
+from workqueue.domain import Clock, WorkContext, WorkHandler, WorkPayload
 
 __all__ = ["Chore", "ChoreHandler", "FaultKind"]
 

@@ -1,6 +1,6 @@
 """``workqueue`` serving only the fault tests' chore kind (see fault_kinds.py).
 
-Runs the production CLI (``entrypoints.cli.main``) with a container whose
+Runs the production CLI (``workqueue.entrypoints.cli.main``) with a container whose
 registry serves only :class:`~fault_kinds.Chore` and which schedules nothing;
 every other provider, the pool and the worker loop included, is production's.
 
@@ -14,9 +14,9 @@ import sys
 from dependency_injector import providers
 from fault_kinds import Chore, ChoreHandler, FaultKind
 
-from entrypoints.cli import main
-from entrypoints.worker.container import WorkerContainer, build_container
-from entrypoints.worker.settings import WorkerSettings
+from workqueue.entrypoints.cli import main
+from workqueue.entrypoints.worker.container import WorkerContainer, build_container
+from workqueue.entrypoints.worker.settings import WorkerSettings
 
 
 def with_fault_kinds(settings: WorkerSettings) -> WorkerContainer:

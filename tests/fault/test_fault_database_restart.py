@@ -23,7 +23,7 @@ from fault_fleet import FAULT_SETTINGS, LANES, Fleet, eventually
 from fault_kinds import Chore
 from restartable_postgres import RestartablePostgres
 
-from adapters.postgres import migrate
+from workqueue.adapters.postgres import migrate
 
 pytestmark = [pytest.mark.fault, pytest.mark.postgres]
 

@@ -22,7 +22,7 @@ from fault_figures import FaultSize, report_figures
 from fault_fleet import FAULT_SETTINGS, LANES, Fleet, eventually
 from fault_kinds import Chore
 
-from adapters.testing.postgres.pgbouncer import PgBouncer
+from workqueue.adapters.testing.postgres.pgbouncer import PgBouncer
 
 pytestmark = [pytest.mark.fault, pytest.mark.postgres]
 

@@ -86,7 +86,7 @@ async def test_a_worker_connected_as_the_least_privilege_role_runs_both_periodic
     }
     worker = FleetWorker(
         "least-privilege",
-        [sys.executable, "-m", "entrypoints.cli", "worker"],
+        [sys.executable, "-m", "workqueue.entrypoints.cli", "worker"],
         env,
         tmp_path / "worker.log",
     )
@@ -105,7 +105,7 @@ async def test_a_worker_connected_as_the_least_privilege_role_runs_both_periodic
         tokens_left = await owner.fetchval("SELECT count(*) FROM refresh_tokens")
         status = await asyncio.to_thread(
             subprocess.run,
-            [sys.executable, "-m", "entrypoints.cli", "status", "--json"],
+            [sys.executable, "-m", "workqueue.entrypoints.cli", "status", "--json"],
             env=env,
             capture_output=True,
             text=True,

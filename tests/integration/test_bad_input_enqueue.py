@@ -20,10 +20,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from adapters.postgres import PostgresWorkQueue
-from adapters.testing import FakeClock
-from domain import MAX_DEDUP_KEY_LENGTH, EnqueueRequest, InvalidDedupKeyError, InvalidPayloadError
-from entrypoints.cli import main
 from unit.bad_input.bad_payloads import (
     UNUSABLE_DEDUP_KEYS,
     USABLE_DEDUP_KEYS,
@@ -32,6 +28,15 @@ from unit.bad_input.bad_payloads import (
     parcels_with_unstorable_text,
     valid_parcels,
 )
+from workqueue.adapters.postgres import PostgresWorkQueue
+from workqueue.adapters.testing import FakeClock
+from workqueue.domain import (
+    MAX_DEDUP_KEY_LENGTH,
+    EnqueueRequest,
+    InvalidDedupKeyError,
+    InvalidPayloadError,
+)
+from workqueue.entrypoints.cli import main
 
 # Each example is a round trip to the server; the fixture's pool serves them all.
 ON_POSTGRES = settings(

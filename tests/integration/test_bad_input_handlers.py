@@ -17,14 +17,14 @@ import asyncpg
 import pytest
 from dependency_injector import providers
 
-from adapters.postgres import PostgresWorkQueue
-from adapters.testing import FakeClock
-from application import TRUNCATION_MARKER, KindRegistry
-from application.worker import Worker
-from domain import WorkContext, WorkHandler, unstorable_character
-from entrypoints.worker.container import build_container, provide, shutdown_resources
-from entrypoints.worker.settings import WorkerSettings
 from unit.bad_input.bad_payloads import Parcel, ParcelKind
+from workqueue.adapters.postgres import PostgresWorkQueue
+from workqueue.adapters.testing import FakeClock
+from workqueue.application import TRUNCATION_MARKER, KindRegistry
+from workqueue.application.worker import Worker
+from workqueue.domain import WorkContext, WorkHandler, unstorable_character
+from workqueue.entrypoints.worker.container import build_container, provide, shutdown_resources
+from workqueue.entrypoints.worker.settings import WorkerSettings
 
 MAX_ERROR_LENGTH = 1000
 MAX_PROGRESS_BYTES = 2000

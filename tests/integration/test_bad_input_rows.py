@@ -27,14 +27,14 @@ import asyncpg
 import pytest
 from dependency_injector import providers
 
-from adapters.testing import FakeClock
-from application import KindRegistry
-from application.worker import Worker
-from domain import WorkContext, WorkHandler
-from entrypoints.cli import main
-from entrypoints.worker.container import build_container, provide, shutdown_resources
-from entrypoints.worker.settings import WorkerSettings
 from unit.bad_input.bad_payloads import Parcel, ParcelKind
+from workqueue.adapters.testing import FakeClock
+from workqueue.application import KindRegistry
+from workqueue.application.worker import Worker
+from workqueue.domain import WorkContext, WorkHandler
+from workqueue.entrypoints.cli import main
+from workqueue.entrypoints.worker.container import build_container, provide, shutdown_resources
+from workqueue.entrypoints.worker.settings import WorkerSettings
 
 # Written as a person or an older release might have: no queue code involved.
 _BACKDOOR_INSERT = """

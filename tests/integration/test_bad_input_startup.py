@@ -18,7 +18,7 @@ from urllib.parse import urlsplit, urlunsplit
 import asyncpg
 import pytest
 
-from entrypoints.cli import main
+from workqueue.entrypoints.cli import main
 
 SECRET = "never-shown-pw"
 COMMANDS = [["status"], ["status", "--json"], ["enqueue", "token_cleanup"], ["migrate"]]

@@ -5,9 +5,9 @@ from __future__ import annotations
 import asyncpg
 import pytest
 
-from adapters.postgres import is_connection_loss
-from adapters.postgres.unavailable import connection_loss_as_unavailable
-from domain import StoreUnavailableError
+from workqueue.adapters.postgres import is_connection_loss
+from workqueue.adapters.postgres.unavailable import connection_loss_as_unavailable
+from workqueue.domain import StoreUnavailableError
 
 LOST = {
     "refused": ConnectionRefusedError("connection refused"),

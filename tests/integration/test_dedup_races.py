@@ -16,10 +16,15 @@ from datetime import timedelta
 import asyncpg
 import pytest
 
-from adapters.postgres import PostgresWorkQueue, PostgresWorkStore, close_pool, create_pool
-from adapters.testing import FakeClock
-from adapters.testing.contract.kinds import AlphaJob, ContractKind
-from domain import RecoveryResult, WorkItem, WorkStatus
+from workqueue.adapters.postgres import (
+    PostgresWorkQueue,
+    PostgresWorkStore,
+    close_pool,
+    create_pool,
+)
+from workqueue.adapters.testing import FakeClock
+from workqueue.adapters.testing.contract.kinds import AlphaJob, ContractKind
+from workqueue.domain import RecoveryResult, WorkItem, WorkStatus
 
 KEY = "daily"
 LEASE = timedelta(seconds=60)

@@ -14,17 +14,17 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic_core import to_json
 
-from adapters.postgres import PostgresWorkQueue
-from adapters.testing import FakeClock
-from adapters.testing.contract.kinds import AlphaJob, BetaJob
-from domain import (
+from unit.bad_input.bad_payloads import USABLE_DEDUP_KEYS, Parcel, valid_parcels
+from workqueue.adapters.postgres import PostgresWorkQueue
+from workqueue.adapters.testing import FakeClock
+from workqueue.adapters.testing.contract.kinds import AlphaJob, BetaJob
+from workqueue.domain import (
     EnqueueRequest,
     InvalidDedupKeyError,
     InvalidPayloadError,
     WorkPayload,
     checked_payload_json,
 )
-from unit.bad_input.bad_payloads import USABLE_DEDUP_KEYS, Parcel, valid_parcels
 
 pytestmark = pytest.mark.postgres
 

@@ -9,15 +9,15 @@ from datetime import timedelta
 import asyncpg
 import pytest
 
-from adapters.clock import SystemClock
-from adapters.postgres import (
+from workqueue.adapters.clock import SystemClock
+from workqueue.adapters.postgres import (
     PostgresWorkQueue,
     PostgresWorkStore,
     create_pool,
     is_connection_loss,
 )
-from adapters.postgres.held import IDLE_CHECK_SECONDS, HeldConnection
-from domain import StoreUnavailableError, TokenCleanup
+from workqueue.adapters.postgres.held import IDLE_CHECK_SECONDS, HeldConnection
+from workqueue.domain import StoreUnavailableError, TokenCleanup
 
 BACKEND = "SELECT pg_backend_pid()"
 # Long enough that a check or a close meets it still running; short enough for a test.

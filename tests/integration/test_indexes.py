@@ -10,11 +10,16 @@ from typing import Any
 import asyncpg
 import pytest
 
-from adapters.postgres import PostgresWorkQueue, PostgresWorkStore, close_pool, create_pool
-from adapters.postgres.channel import CHANNEL
-from adapters.postgres.sql import load_statements
-from adapters.testing import FakeClock
-from adapters.testing.contract.kinds import AlphaJob, ContractKind
+from workqueue.adapters.postgres import (
+    PostgresWorkQueue,
+    PostgresWorkStore,
+    close_pool,
+    create_pool,
+)
+from workqueue.adapters.postgres.channel import CHANNEL
+from workqueue.adapters.postgres.sql import load_statements
+from workqueue.adapters.testing import FakeClock
+from workqueue.adapters.testing.contract.kinds import AlphaJob, ContractKind
 
 HEARTBEAT_COLUMNS = ("heartbeat_at", "lease_expires_at", "progress")
 FINISHED_ROWS = 1_000_000

@@ -9,13 +9,13 @@ from enum import StrEnum
 
 import asyncpg
 
-from adapters.clock import SystemClock
-from adapters.postgres import PostgresWorkQueue, PostgresWorkStore
-from adapters.prometheus import WorkerMetrics
-from application.execution import ExecutorSettings
-from application.registry import KindRegistry
-from domain import WorkContext, WorkHandler, WorkPayload
-from entrypoints.worker.container import executors_for
+from workqueue.adapters.clock import SystemClock
+from workqueue.adapters.postgres import PostgresWorkQueue, PostgresWorkStore
+from workqueue.adapters.prometheus import WorkerMetrics
+from workqueue.application.execution import ExecutorSettings
+from workqueue.application.registry import KindRegistry
+from workqueue.domain import WorkContext, WorkHandler, WorkPayload
+from workqueue.entrypoints.worker.container import executors_for
 
 LANES = 3
 INTERVAL = timedelta(milliseconds=200)

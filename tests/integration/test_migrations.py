@@ -7,7 +7,7 @@ import asyncio
 import asyncpg
 import pytest
 
-from adapters.postgres import (
+from workqueue.adapters.postgres import (
     MigrationError,
     SchemaNotCurrentError,
     available_migrations,
@@ -15,8 +15,8 @@ from adapters.postgres import (
     migrate,
     pending,
 )
-from adapters.postgres import migrations as migrations_module
-from adapters.postgres.migrations import Migration
+from workqueue.adapters.postgres import migrations as migrations_module
+from workqueue.adapters.postgres.migrations import Migration
 
 ALL_NAMES = [migration.name for migration in available_migrations()]
 

@@ -10,9 +10,9 @@ from typing import Any
 import asyncpg
 import pytest
 
-from adapters.postgres.sql import load_statements
-from adapters.testing import FakeClock
-from adapters.testing.contract.kinds import ContractKind
+from workqueue.adapters.postgres.sql import load_statements
+from workqueue.adapters.testing import FakeClock
+from workqueue.adapters.testing.contract.kinds import ContractKind
 
 MONITOR_SQL = load_statements("monitor.sql")
 FINISHED_ROWS = 500_000

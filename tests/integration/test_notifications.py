@@ -10,10 +10,10 @@ import asyncpg
 import pytest
 import pytest_asyncio
 
-from adapters.postgres import PostgresWorkNotifications, PostgresWorkQueue
-from adapters.testing import FakeClock
-from adapters.testing.contract.kinds import AlphaJob, BetaJob, ContractKind
-from domain import WorkSchedule
+from workqueue.adapters.postgres import PostgresWorkNotifications, PostgresWorkQueue
+from workqueue.adapters.testing import FakeClock
+from workqueue.adapters.testing.contract.kinds import AlphaJob, BetaJob, ContractKind
+from workqueue.domain import WorkSchedule
 
 LISTENER_NAME = "workqueue-test-listener"
 # Real time: these wait on a real server. Long enough for a loaded machine, and

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from adapters.postgres import redact_dsn
+from workqueue.adapters.postgres import redact_dsn
 
 CASES = {
     "password in the user part": (

@@ -8,10 +8,12 @@ from pathlib import Path
 import asyncpg
 import pytest
 
-from adapters.postgres.schema import describe_schema, main, schema_difference
+from workqueue.adapters.postgres.schema import describe_schema, main, schema_difference
 
 SCHEMA_DOC = Path(__file__).resolve().parents[2] / "docs" / "schema.sql"
-REGENERATE = "python -m adapters.postgres.schema --database-url URL --write docs/schema.sql"
+REGENERATE = (
+    "python -m workqueue.adapters.postgres.schema --database-url URL --write docs/schema.sql"
+)
 
 
 def describe(url: str) -> str:

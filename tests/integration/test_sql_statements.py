@@ -6,11 +6,11 @@ from importlib.resources import files
 
 import pytest
 
-from adapters.postgres.sql import load_statements, parse_statements
+from workqueue.adapters.postgres.sql import load_statements, parse_statements
 
 SQL_FILES = sorted(
     entry.name
-    for entry in files("adapters.postgres").joinpath("sql").iterdir()
+    for entry in files("workqueue.adapters.postgres").joinpath("sql").iterdir()
     if entry.name.endswith(".sql")
 )
 

@@ -9,7 +9,8 @@ import asyncpg
 import pytest
 import pytest_asyncio
 
-from adapters.postgres import (
+from integration.severable_link import SeverableLink
+from workqueue.adapters.postgres import (
     PostgresRefreshTokenStore,
     PostgresWorkQueue,
     PostgresWorkStore,
@@ -17,10 +18,9 @@ from adapters.postgres import (
     close_pool,
     create_pool,
 )
-from adapters.testing import FakeClock
-from adapters.testing.contract.kinds import AlphaJob, ContractKind
-from domain import EnqueueRequest, Lease, StoreUnavailableError, WorkSchedule
-from integration.severable_link import SeverableLink
+from workqueue.adapters.testing import FakeClock
+from workqueue.adapters.testing.contract.kinds import AlphaJob, ContractKind
+from workqueue.domain import EnqueueRequest, Lease, StoreUnavailableError, WorkSchedule
 
 LEASE = Lease(item_id=1, attempt=1)
 MINUTE = timedelta(minutes=1)

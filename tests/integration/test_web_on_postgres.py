@@ -13,21 +13,21 @@ import httpx
 import pytest
 import pytest_asyncio
 
-from adapters.postgres import (
+from workqueue.adapters.postgres import (
     PostgresWorkMonitor,
     PostgresWorkQueue,
     PostgresWorkStore,
     close_pool,
     create_pool,
 )
-from adapters.testing import FakeClock
-from adapters.testing.contract.kinds import AlphaJob, BetaJob, ContractKind
-from domain import WorkPayload
-from entrypoints.web.actions import WebActions
-from entrypoints.web.app import create_app
-from entrypoints.web.overview import OverviewReader
-from entrypoints.web.reads import WebServices
-from entrypoints.worker.schema import PostgresSchema
+from workqueue.adapters.testing import FakeClock
+from workqueue.adapters.testing.contract.kinds import AlphaJob, BetaJob, ContractKind
+from workqueue.domain import WorkPayload
+from workqueue.entrypoints.web.actions import WebActions
+from workqueue.entrypoints.web.app import create_app
+from workqueue.entrypoints.web.overview import OverviewReader
+from workqueue.entrypoints.web.reads import WebServices
+from workqueue.entrypoints.worker.schema import PostgresSchema
 
 LEASE_SECONDS = 60
 KINDS = [kind.value for kind in ContractKind]

@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
-from adapters.clock import SystemClock
-from adapters.testing import DEFAULT_START, FakeClock
-from adapters.testing.clock import BLIND_QUIET_TURNS, QUIET_TURNS
+from workqueue.adapters.clock import SystemClock
+from workqueue.adapters.testing import DEFAULT_START, FakeClock
+from workqueue.adapters.testing.clock import BLIND_QUIET_TURNS, QUIET_TURNS
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 

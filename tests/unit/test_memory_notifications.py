@@ -7,10 +7,10 @@ from enum import StrEnum
 
 import pytest
 
-from adapters.memory import InMemoryState, InMemoryWorkNotifications, InMemoryWorkQueue
-from adapters.testing import FakeClock
-from adapters.testing.contract import AlphaJob, BetaJob, ContractKind
-from domain import EnqueueRequest
+from workqueue.adapters.memory import InMemoryState, InMemoryWorkNotifications, InMemoryWorkQueue
+from workqueue.adapters.testing import FakeClock
+from workqueue.adapters.testing.contract import AlphaJob, BetaJob, ContractKind
+from workqueue.domain import EnqueueRequest
 
 
 class Unrelated(StrEnum):

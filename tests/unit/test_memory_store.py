@@ -7,16 +7,16 @@ from typing import Any, cast
 
 import pytest
 
-from adapters.memory import (
+from workqueue.adapters.memory import (
     InMemoryRefreshTokenStore,
     InMemoryState,
     InMemoryWorkQueue,
     InMemoryWorkStore,
     StoredRefreshToken,
 )
-from adapters.testing import FakeClock
-from adapters.testing.contract import AlphaJob, ContractKind
-from domain import (
+from workqueue.adapters.testing import FakeClock
+from workqueue.adapters.testing.contract import AlphaJob, ContractKind
+from workqueue.domain import (
     EnqueueRequest,
     InvalidPayloadError,
     Lease,

@@ -7,8 +7,8 @@ import math
 
 import pytest
 
-from adapters.postgres.pool import _dump_json, lease_columns, progress_text
-from domain import Lease, ProgressSnapshot, progress_value
+from workqueue.adapters.postgres.pool import _dump_json, lease_columns, progress_text
+from workqueue.domain import Lease, ProgressSnapshot, progress_value
 
 
 class TestBothForms:

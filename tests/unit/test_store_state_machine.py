@@ -2,6 +2,6 @@
 
 from __future__ import annotations
 
-from adapters.testing.contract import open_memory_subject, store_state_machine
+from workqueue.adapters.testing.contract import open_memory_subject, store_state_machine
 
 TestInMemoryStoreAgainstTheModel = store_state_machine(open_memory_subject).TestCase

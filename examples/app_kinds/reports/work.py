@@ -12,8 +12,14 @@ from __future__ import annotations
 from datetime import timedelta
 from enum import StrEnum
 
-from domain import WorkContext, WorkHandler, WorkPayload, WorkSchedule
-from entrypoints.worker.app import WorkerResources, WorkQueueApp
+from workqueue import (
+    WorkContext,
+    WorkerResources,
+    WorkHandler,
+    WorkPayload,
+    WorkQueueApp,
+    WorkSchedule,
+)
 
 __all__ = ["BuildReport", "BuildReportHandler", "ReportKind", "app"]
 

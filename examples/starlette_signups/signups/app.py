@@ -17,9 +17,9 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from adapters.clock import SystemClock
-from adapters.postgres import PostgresWorkQueue
 from signups.work import Welcome
+from workqueue.adapters.clock import SystemClock
+from workqueue.adapters.postgres import PostgresWorkQueue
 
 _SCHEMA = files("signups").joinpath("schema.sql").read_text(encoding="utf-8")
 

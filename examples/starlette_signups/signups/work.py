@@ -6,8 +6,8 @@ from enum import StrEnum
 
 import asyncpg
 
-from application import KindRegistry
-from domain import Clock, WorkContext, WorkHandler, WorkPayload
+from workqueue.application import KindRegistry
+from workqueue.domain import Clock, WorkContext, WorkHandler, WorkPayload
 
 
 class SignupKind(StrEnum):

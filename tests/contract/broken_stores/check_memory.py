@@ -19,10 +19,10 @@ from stores import (
     ReleaseForgetsStalls,
 )
 
-from adapters.memory import InMemoryState
-from adapters.testing import FakeClock
-from adapters.testing.contract import MemoryContractFixtures, WorkQueueContractSuite
-from domain import WorkQueue, WorkStore
+from workqueue.adapters.memory import InMemoryState
+from workqueue.adapters.testing import FakeClock
+from workqueue.adapters.testing.contract import MemoryContractFixtures, WorkQueueContractSuite
+from workqueue.domain import WorkQueue, WorkStore
 
 
 class TestIgnoresLeaseDuration(WorkQueueContractSuite, MemoryContractFixtures):

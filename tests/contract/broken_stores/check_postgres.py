@@ -19,8 +19,8 @@ from stores import (
     NewestFirstIgnoresFilters,
 )
 
-from adapters.testing import FakeClock
-from adapters.testing.contract import (
+from workqueue.adapters.testing import FakeClock
+from workqueue.adapters.testing.contract import (
     CancelContract,
     ClaimContract,
     CompleteAndClaimContract,
@@ -30,8 +30,8 @@ from adapters.testing.contract import (
     ListingContract,
     ModelContract,
 )
-from adapters.testing.postgres import PostgresContractFixtures
-from domain import WorkQueue, WorkStore
+from workqueue.adapters.testing.postgres import PostgresContractFixtures
+from workqueue.domain import WorkQueue, WorkStore
 
 
 class TestNewestFirstIgnoresFilters(

@@ -15,15 +15,15 @@ from datetime import timedelta
 
 from pydantic import JsonValue
 
-from adapters.memory import InMemoryState, InMemoryWorkQueue, InMemoryWorkStore
-from adapters.postgres import PostgresWorkQueue, PostgresWorkStore
-from adapters.postgres.channel import CHANNEL
-from adapters.postgres.enqueue_plan import check_request
-from adapters.postgres.pool import lease_columns
-from adapters.postgres.queue_sql import STATEMENTS
-from adapters.postgres.rows import work_item_from_row
-from adapters.postgres.store import _SQL
-from domain import (
+from workqueue.adapters.memory import InMemoryState, InMemoryWorkQueue, InMemoryWorkStore
+from workqueue.adapters.postgres import PostgresWorkQueue, PostgresWorkStore
+from workqueue.adapters.postgres.channel import CHANNEL
+from workqueue.adapters.postgres.enqueue_plan import check_request
+from workqueue.adapters.postgres.pool import lease_columns
+from workqueue.adapters.postgres.queue_sql import STATEMENTS
+from workqueue.adapters.postgres.rows import work_item_from_row
+from workqueue.adapters.postgres.store import _SQL
+from workqueue.domain import (
     CancelOutcome,
     Clock,
     EnqueueRequest,

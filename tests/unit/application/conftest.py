@@ -10,7 +10,7 @@ import pytest
 from service_bench import Bench
 from worker_bench import RoundTripStore
 
-from application import Worker
+from workqueue.application import Worker
 
 
 @pytest.fixture

@@ -17,14 +17,14 @@ from typing import Any
 
 import pytest
 
-from adapters.memory import (
+from workqueue.adapters.memory import (
     InMemoryState,
     InMemoryWorkNotifications,
     InMemoryWorkQueue,
     InMemoryWorkStore,
 )
-from adapters.testing import FakeClock
-from application import (
+from workqueue.adapters.testing import FakeClock
+from workqueue.application import (
     ExecutionOutcome,
     ExecutionStatus,
     ExecutorSettings,
@@ -34,7 +34,7 @@ from application import (
     WorkExecutor,
     WorkScheduler,
 )
-from domain import (
+from workqueue.domain import (
     Lease,
     StoreUnavailableError,
     WorkContext,

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 from service_bench import Bench, StoreSpy, start
 
-from application import ExecutionContext
-from domain import Lease, ProgressSnapshot, WorkItem, WorkStatus
+from workqueue.application import ExecutionContext
+from workqueue.domain import Lease, ProgressSnapshot, WorkItem, WorkStatus
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 

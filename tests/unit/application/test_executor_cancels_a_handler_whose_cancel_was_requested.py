@@ -9,8 +9,8 @@ import logging
 import pytest
 from service_bench import EXECUTOR_LOG, Bench, StoreSpy, executor_lines, fenced, start, status_of
 
-from application import ExecutionStatus
-from domain import CancelOutcome, WorkContext, WorkStatus
+from workqueue.application import ExecutionStatus
+from workqueue.domain import CancelOutcome, WorkContext, WorkStatus
 
 REASON = "wrong customer"
 

@@ -15,16 +15,16 @@ from service_bench import (
     status_of,
 )
 
-from adapters.memory import InMemoryWorkStore
-from application import ExecutionStatus
-from domain import (
+from workqueue.adapters.memory import InMemoryWorkStore
+from workqueue.application import ExecutionStatus
+from workqueue.domain import (
     Lease,
     StoreUnavailableError,
     WorkContext,
     WorkItem,
     WorkStatus,
 )
-from domain.store import WorkStore
+from workqueue.domain.store import WorkStore
 
 
 class PlainStore(InMemoryWorkStore):

@@ -13,8 +13,8 @@ from service_bench import (
     status_of,
 )
 
-from application import ExecutionStatus
-from domain import WorkContext, WorkStatus
+from workqueue.application import ExecutionStatus
+from workqueue.domain import WorkContext, WorkStatus
 
 
 class TestShutdown:

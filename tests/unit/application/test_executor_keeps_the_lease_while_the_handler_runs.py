@@ -12,12 +12,12 @@ from typing import Any
 import pytest
 from service_bench import LEASE, Bench, StoreSpy, seconds, start, status_of
 
-from application import ExecutionOutcome, ExecutionStatus, ExecutorSettings
-from application.beats import SoloHeartbeats
-from application.claim import Claim
-from application.context import ExecutionContext
-from application.heartbeat import LeaseKeeper
-from domain import StoreUnavailableError, WorkContext, WorkItem, WorkStatus
+from workqueue.application import ExecutionOutcome, ExecutionStatus, ExecutorSettings
+from workqueue.application.beats import SoloHeartbeats
+from workqueue.application.claim import Claim
+from workqueue.application.context import ExecutionContext
+from workqueue.application.heartbeat import LeaseKeeper
+from workqueue.domain import StoreUnavailableError, WorkContext, WorkItem, WorkStatus
 
 HEARTBEAT_LOG = "workqueue.heartbeat"
 

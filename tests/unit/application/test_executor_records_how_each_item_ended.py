@@ -19,14 +19,14 @@ from service_bench import (
     status_of,
 )
 
-from application import (
+from workqueue.application import (
     TRUNCATION_MARKER,
     ExecutionOutcome,
     ExecutionStatus,
     ExecutorSettings,
     bound_error,
 )
-from domain import WorkContext, WorkStatus
+from workqueue.domain import WorkContext, WorkStatus
 
 
 class TestOutcomes:

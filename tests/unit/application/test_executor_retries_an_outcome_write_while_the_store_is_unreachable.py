@@ -8,8 +8,8 @@ from datetime import timedelta
 import pytest
 from service_bench import Bench, StoreSpy, executor_lines, finished, start, status_of, unavailable
 
-from application import ExecutionOutcome, ExecutionStatus, ExecutorSettings
-from domain import WorkStatus
+from workqueue.application import ExecutionOutcome, ExecutionStatus, ExecutorSettings
+from workqueue.domain import WorkStatus
 
 
 class TestACompleteIsRetried:

@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 from service_bench import Bench, StoreSpy, start
 
-from application import ExecutionOutcome
-from domain import WorkContext
+from workqueue.application import ExecutionOutcome
+from workqueue.domain import WorkContext
 
 
 class TestOneAtATime:

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from service_bench import seconds
 
-from application import (
+from workqueue.application import (
     DEFAULT_EXECUTOR_SETTINGS,
     DEFAULT_MAX_PROGRESS_BYTES,
     DEFAULT_MAX_STALLS,

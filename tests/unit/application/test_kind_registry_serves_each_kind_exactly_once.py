@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 from pydantic import Field, ValidationError
 
-from application import KindRegistry, describe_validation_error
-from domain import (
+from workqueue.application import KindRegistry, describe_validation_error
+from workqueue.domain import (
     InvalidPayloadError,
     KindRegistryError,
     UnknownKindError,

@@ -9,8 +9,8 @@ from enum import StrEnum
 
 import pytest
 
-from application import KindCatalog, KindRegistry
-from domain import KindRegistryError, WorkContext, WorkHandler, WorkPayload, WorkSchedule
+from workqueue.application import KindCatalog, KindRegistry
+from workqueue.domain import KindRegistryError, WorkContext, WorkHandler, WorkPayload, WorkSchedule
 
 
 class House(StrEnum):

@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 from service_bench import Bench, StoreSpy
 
-from application import ExecutionOutcome, ExecutionStatus, ExecutorSettings, WorkExecutor
-from application.completions import SharedCompletions
-from domain import StoreUnavailableError, WorkContext, WorkItem, WorkStatus
+from workqueue.application import ExecutionOutcome, ExecutionStatus, ExecutorSettings, WorkExecutor
+from workqueue.application.completions import SharedCompletions
+from workqueue.domain import StoreUnavailableError, WorkContext, WorkItem, WorkStatus
 
 Run = asyncio.Task[ExecutionOutcome | None]
 

@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 from service_bench import Bench, StoreSpy, seconds
 
-from application import ExecutionOutcome, ExecutionStatus, ExecutorSettings, WorkExecutor
-from application.beats import SharedHeartbeats
-from domain import HeartbeatAnswer, StoreUnavailableError, WorkStatus
+from workqueue.application import ExecutionOutcome, ExecutionStatus, ExecutorSettings, WorkExecutor
+from workqueue.application.beats import SharedHeartbeats
+from workqueue.domain import HeartbeatAnswer, StoreUnavailableError, WorkStatus
 
 HEARTBEAT_LOG = "workqueue.heartbeat"
 

@@ -8,8 +8,8 @@ from service_bench import (
     Bench,
 )
 
-from application import LeaseRecovery
-from domain import WorkStatus
+from workqueue.application import LeaseRecovery
+from workqueue.domain import WorkStatus
 
 PAST_THE_LEASE = 61
 

@@ -11,8 +11,8 @@ from datetime import timedelta
 import pytest
 from service_bench import AlphaJob, Bench
 
-from application import ScheduleOutcome, ScheduleStatus, WorkScheduler
-from domain import (
+from workqueue.application import ScheduleOutcome, ScheduleStatus, WorkScheduler
+from workqueue.domain import (
     EnqueueRequest,
     EnqueueResult,
     StoreUnavailableError,

@@ -19,8 +19,8 @@ from worker_bench import (
     worker_lines,
 )
 
-from application import Worker
-from domain import StoreUnavailableError
+from workqueue.application import Worker
+from workqueue.domain import StoreUnavailableError
 
 
 class TestIdle:

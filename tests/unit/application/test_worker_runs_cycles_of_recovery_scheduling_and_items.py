@@ -10,8 +10,8 @@ from typing import Any
 from service_bench import Bench, StoreSpy
 from worker_bench import RoundTripStore, statuses, takes, worker
 
-from application import LeaseRecovery, Worker, WorkScheduler
-from domain import (
+from workqueue.application import LeaseRecovery, Worker, WorkScheduler
+from workqueue.domain import (
     Lease,
     WorkContext,
     WorkSchedule,

@@ -9,8 +9,8 @@ import pytest
 from service_bench import Bench
 from worker_bench import SAFETY_NET, RoundTripStore, start, statuses, stopped, worker, worker_lines
 
-from application import LeaseRecovery, Worker, WorkScheduler
-from domain import WorkStatus
+from workqueue.application import LeaseRecovery, Worker, WorkScheduler
+from workqueue.domain import WorkStatus
 
 
 class TestConstruction:

@@ -9,7 +9,7 @@ import pytest
 from service_bench import Bench
 from worker_bench import RoundTripStore, start, worker, worker_lines
 
-from application import Worker
+from workqueue.application import Worker
 
 
 class TestOutage:

@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 from service_bench import Bench
 
-from application import LeaseRecovery, Worker, WorkScheduler
-from domain import StoreUnavailableError, WorkContext, WorkNotifications, WorkStatus
+from workqueue.application import LeaseRecovery, Worker, WorkScheduler
+from workqueue.domain import StoreUnavailableError, WorkContext, WorkNotifications, WorkStatus
 
 WORKER_LOG = "workqueue.worker"
 

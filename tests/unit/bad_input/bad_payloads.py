@@ -21,7 +21,7 @@ from typing import Any, Literal
 from hypothesis import strategies as st
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from domain import MAX_DEDUP_KEY_LENGTH, WorkPayload
+from workqueue.domain import MAX_DEDUP_KEY_LENGTH, WorkPayload
 
 __all__ = [
     "FIELDS",

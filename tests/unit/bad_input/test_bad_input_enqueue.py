@@ -10,9 +10,6 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from adapters.memory import InMemoryState, InMemoryWorkQueue, InMemoryWorkStore
-from adapters.testing import FakeClock
-from domain import EnqueueRequest, InvalidDedupKeyError, InvalidPayloadError
 from unit.bad_input.bad_payloads import (
     UNUSABLE_DEDUP_KEYS,
     USABLE_DEDUP_KEYS,
@@ -21,6 +18,9 @@ from unit.bad_input.bad_payloads import (
     parcels_with_unstorable_text,
     valid_parcels,
 )
+from workqueue.adapters.memory import InMemoryState, InMemoryWorkQueue, InMemoryWorkStore
+from workqueue.adapters.testing import FakeClock
+from workqueue.domain import EnqueueRequest, InvalidDedupKeyError, InvalidPayloadError
 
 
 def fresh() -> tuple[InMemoryState, InMemoryWorkQueue]:

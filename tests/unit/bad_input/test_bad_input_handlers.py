@@ -14,11 +14,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import JsonValue
 
-from adapters.memory import InMemoryState, InMemoryWorkQueue, InMemoryWorkStore
-from adapters.testing import FakeClock
-from application import ExecutionStatus, ExecutorSettings, KindRegistry, WorkExecutor
-from domain import WorkContext, WorkHandler, WorkStatus, unstorable_character
 from unit.bad_input.bad_payloads import Parcel, ParcelKind, json_values
+from workqueue.adapters.memory import InMemoryState, InMemoryWorkQueue, InMemoryWorkStore
+from workqueue.adapters.testing import FakeClock
+from workqueue.application import ExecutionStatus, ExecutorSettings, KindRegistry, WorkExecutor
+from workqueue.domain import WorkContext, WorkHandler, WorkStatus, unstorable_character
 
 MAX_ERROR_LENGTH = 300
 MAX_PROGRESS_BYTES = 500

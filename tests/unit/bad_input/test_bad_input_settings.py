@@ -19,10 +19,15 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from domain import unstorable_character
-from entrypoints.cli import main
-from entrypoints.worker.container import WorkerContainer
-from entrypoints.worker.settings import SettingsError, WorkerSettings, env_name, load_settings
+from workqueue.domain import unstorable_character
+from workqueue.entrypoints.cli import main
+from workqueue.entrypoints.worker.container import WorkerContainer
+from workqueue.entrypoints.worker.settings import (
+    SettingsError,
+    WorkerSettings,
+    env_name,
+    load_settings,
+)
 
 PG_INTEGER_MAX = 2**31 - 1
 

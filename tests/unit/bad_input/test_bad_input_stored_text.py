@@ -12,8 +12,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from application import TRUNCATION_MARKER, bound_error, error_text
-from domain import (
+from unit.bad_input.bad_payloads import Parcel, ParcelKind, storable_text
+from workqueue.application import TRUNCATION_MARKER, bound_error, error_text
+from workqueue.domain import (
     InvalidDedupKeyError,
     InvalidPayloadError,
     WorkPayload,
@@ -22,7 +23,6 @@ from domain import (
     spelled_out,
     unstorable_character,
 )
-from unit.bad_input.bad_payloads import Parcel, ParcelKind, storable_text
 
 
 class Bag(WorkPayload):

@@ -20,20 +20,20 @@ from hypothesis import strategies as st
 from pydantic import Field, ModelWrapValidatorHandler, field_serializer, model_validator
 from pydantic_core import to_json
 
-from domain import InvalidPayloadError, WorkPayload
-from domain import payload_check as payload_check_module
-from domain.payload_check import (
-    _checked_step_by_step,
-    checked_payload_json,
-    checked_payload_text,
-    checked_payloads_json,
-)
 from unit.bad_input.bad_payloads import (
     Dimensions,
     Parcel,
     mistyped_parcels,
     parcels_with_unstorable_text,
     valid_parcels,
+)
+from workqueue.domain import InvalidPayloadError, WorkPayload
+from workqueue.domain import payload_check as payload_check_module
+from workqueue.domain.payload_check import (
+    _checked_step_by_step,
+    checked_payload_json,
+    checked_payload_text,
+    checked_payloads_json,
 )
 
 

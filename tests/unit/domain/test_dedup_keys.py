@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from domain import InvalidDedupKeyError, check_dedup_key
+from workqueue.domain import InvalidDedupKeyError, check_dedup_key
 
 
 class TestDedupKeyMessages:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Generic, TypeVar
 
-from domain import WorkContext, WorkHandler, WorkPayload
+from workqueue.domain import WorkContext, WorkHandler, WorkPayload
 
 
 class Chore(StrEnum):

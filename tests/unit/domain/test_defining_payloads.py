@@ -11,7 +11,7 @@ from enum import Enum, IntEnum, StrEnum
 
 import pytest
 
-from domain import PayloadDefinitionError, WorkPayload, kind_name
+from workqueue.domain import PayloadDefinitionError, WorkPayload, kind_name
 
 
 class Chore(StrEnum):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from domain import InvalidPayloadError, UnknownKindError
+from workqueue.domain import InvalidPayloadError, UnknownKindError
 
 
 class TestErrorTexts:

@@ -18,15 +18,15 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import Field, field_serializer
 
-from domain import InvalidPayloadError, WorkPayload
-from domain import payload_check as payload_check_module
-from domain.payload_check import checked_payload_json, checked_payloads_json
 from unit.bad_input.bad_payloads import (
     Parcel,
     mistyped_parcels,
     parcels_with_unstorable_text,
     valid_parcels,
 )
+from workqueue.domain import InvalidPayloadError, WorkPayload
+from workqueue.domain import payload_check as payload_check_module
+from workqueue.domain.payload_check import checked_payload_json, checked_payloads_json
 
 
 class BatchKind(StrEnum):

@@ -7,7 +7,7 @@ from enum import StrEnum
 
 import pytest
 
-from domain import InvalidDedupKeyError, WorkPayload, WorkSchedule
+from workqueue.domain import InvalidDedupKeyError, WorkPayload, WorkSchedule
 
 
 class Chore(StrEnum):

@@ -11,8 +11,8 @@ from enum import StrEnum
 import pytest
 from pydantic import model_validator
 
-from domain import InvalidPayloadError, WorkPayload, checked_payload_json
-from domain.payload_check import _unstorable_text
+from workqueue.domain import InvalidPayloadError, WorkPayload, checked_payload_json
+from workqueue.domain.payload_check import _unstorable_text
 
 
 class Chore(StrEnum):

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 import pytest
 from worker_world import WorkerWorld
 
-from entrypoints.worker.settings import WorkerSettings, env_name
+from workqueue.entrypoints.worker.settings import WorkerSettings, env_name
 
 
 @pytest.fixture(autouse=True)

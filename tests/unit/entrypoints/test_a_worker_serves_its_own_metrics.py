@@ -9,16 +9,16 @@ from datetime import timedelta
 import httpx
 import pytest
 
-from adapters.memory import InMemoryState, InMemoryWorkQueue, InMemoryWorkStore
-from adapters.prometheus import WorkerMetrics
-from adapters.testing import FakeClock
-from adapters.testing.contract import AlphaJob
-from domain import WorkStatus
-from entrypoints.web.health import Health
-from entrypoints.worker.container import build_container, provide
-from entrypoints.worker.counting import counted_store, worker_metrics
-from entrypoints.worker.metrics import metrics_app
-from entrypoints.worker.settings import SettingsError, load_settings
+from workqueue.adapters.memory import InMemoryState, InMemoryWorkQueue, InMemoryWorkStore
+from workqueue.adapters.prometheus import WorkerMetrics
+from workqueue.adapters.testing import FakeClock
+from workqueue.adapters.testing.contract import AlphaJob
+from workqueue.domain import WorkStatus
+from workqueue.entrypoints.web.health import Health
+from workqueue.entrypoints.worker.container import build_container, provide
+from workqueue.entrypoints.worker.counting import counted_store, worker_metrics
+from workqueue.entrypoints.worker.metrics import metrics_app
+from workqueue.entrypoints.worker.settings import SettingsError, load_settings
 
 LEASE = timedelta(seconds=60)
 
@@ -89,11 +89,11 @@ class TestWhatTheWorkerCountsThrough:
         self, monkeypatch: pytest.MonkeyPatch
     ) -> None:
         # As if prometheus-client (the web extra) were not installed.
-        monkeypatch.setitem(sys.modules, "adapters.prometheus", None)
+        monkeypatch.setitem(sys.modules, "workqueue.adapters.prometheus", None)
         with pytest.raises(SettingsError) as refused:
             worker_metrics(9187)
         assert str(refused.value).startswith(
-            "WORKQUEUE_METRICS_PORT needs the web extra (pip install 'workqueue[web]'): "
+            "WORKQUEUE_METRICS_PORT needs the web extra (pip install 'workqueue-pg[web]'): "
         )
         assert "\n" not in str(refused.value)
 

@@ -11,8 +11,8 @@ from collections.abc import AsyncIterator
 import pytest
 from dependency_injector import containers, providers
 
-from entrypoints.worker import container as container_module
-from entrypoints.worker.container import provide
+from workqueue.entrypoints.worker import container as container_module
+from workqueue.entrypoints.worker.container import provide
 
 
 class Opening:

@@ -9,8 +9,9 @@ import io
 import json
 import logging
 import os
+import signal
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from datetime import timedelta
 from typing import Any
 
@@ -19,23 +20,23 @@ import uvloop
 from dependency_injector import providers
 from worker_world import PRODUCTION_KINDS, SECRET, WorkerWorld
 
-from adapters.memory import InMemoryRefreshTokenStore
-from adapters.postgres import SchemaNotCurrentError
-from domain import (
+from workqueue.adapters.memory import InMemoryRefreshTokenStore
+from workqueue.adapters.postgres import SchemaNotCurrentError
+from workqueue.domain import (
     MAX_DEDUP_KEY_LENGTH,
     InvalidDedupKeyError,
     TokenCleanup,
     WorkItemRetention,
     WorkStatus,
 )
-from entrypoints.cli import main
-from entrypoints.commands import enqueue_work, show_status
-from entrypoints.worker import schema as schema_module
-from entrypoints.worker.container import WorkerContainer, provide
-from entrypoints.worker.database import DatabaseTarget
-from entrypoints.worker.handlers import TokenCleanupHandler
-from entrypoints.worker.schema import PostgresSchema
-from entrypoints.worker.settings import WorkerSettings, load_settings
+from workqueue.entrypoints.cli import main
+from workqueue.entrypoints.commands import enqueue_work, show_status
+from workqueue.entrypoints.worker import schema as schema_module
+from workqueue.entrypoints.worker.container import WorkerContainer, provide
+from workqueue.entrypoints.worker.database import DatabaseTarget
+from workqueue.entrypoints.worker.handlers import TokenCleanupHandler
+from workqueue.entrypoints.worker.schema import PostgresSchema
+from workqueue.entrypoints.worker.settings import WorkerSettings, load_settings
 
 LEASE = timedelta(seconds=60)
 
@@ -108,6 +109,18 @@ class TestEnqueue:
         assert message in run.err
         assert run.err.count("\n") == 1
         assert world.state.items == {}
+
+    def test_an_unknown_kind_without_an_application_says_how_to_name_one(
+        self, world: WorkerWorld
+    ) -> None:
+        run = world.cli("enqueue", "send_digest")
+
+        assert (run.status, run.out) == (2, "")
+        assert run.err == (
+            f"workqueue: unknown kind 'send_digest' (known kinds: {', '.join(PRODUCTION_KINDS)}): "
+            "not a built-in kind; if it is your application's, pass --app MODULE or set "
+            "WORKQUEUE_APP\n"
+        )
 
     def test_an_unmigrated_database_is_a_runtime_failure(self, world: WorkerWorld) -> None:
         world.schema.missing = ["0001_work_items"]
@@ -305,7 +318,7 @@ class TestUsageAndStartup:
 
 HELP = {
     (): """\
-usage: workqueue [-h] COMMAND ...
+usage: workqueue [-h] [--version] COMMAND ...
 
 A durable work queue on PostgreSQL. Settings come from WORKQUEUE_* environment
 variables; with WORKQUEUE_DATABASE_URL unset an embedded PostgreSQL is
@@ -323,6 +336,7 @@ positional arguments:
 
 options:
   -h, --help  show this help message and exit
+  --version   show program's version number and exit
 """,
     ("worker",): """\
 usage: workqueue worker [-h] [--no-migrate] [--log-format {text,json}]
@@ -470,7 +484,7 @@ def test_bad_usage_prints_the_usage_on_stderr_and_exits_two(
     assert main(["status", "--verbose"]) == 2
     captured = capsys.readouterr()
     assert captured.out == ""
-    assert captured.err.startswith("usage: workqueue [-h] COMMAND ...\n")
+    assert captured.err.startswith("usage: workqueue [-h] [--version] COMMAND ...\n")
 
 
 def test_the_log_format_flag_makes_every_log_line_json(
@@ -595,6 +609,83 @@ def test_output_and_errors_go_to_stdout_and_stderr_by_default(
     )
 
 
+# Bounds the wait for a stop signal that never stops anything, so a broken run fails
+# instead of hanging (the signal is ignored then, see `signal_ignored`).
+SAFETY_NET = 10.0
+
+
+class SignallingSchema:
+    """A schema whose migration sends ``signum`` to this process, then waits to be cancelled."""
+
+    def __init__(self, signum: signal.Signals) -> None:
+        self.signum = signum
+
+    async def apply_pending(self) -> list[str]:
+        signal.raise_signal(self.signum)
+        await asyncio.sleep(SAFETY_NET)
+        raise AssertionError(f"{self.signum.name} did not interrupt the start-up")
+
+    async def check_current(self) -> None:
+        return None
+
+
+class SignalledWorker(StoppedWorker):
+    """A worker that, once running, sends ``signum`` to this process and runs until stopped."""
+
+    def __init__(self, signum: signal.Signals) -> None:
+        super().__init__()
+        self.signum = signum
+        self.stopped = asyncio.Event()
+
+    async def run(self) -> None:
+        self.ran = True
+        signal.raise_signal(self.signum)
+        async with asyncio.timeout(SAFETY_NET):
+            await self.stopped.wait()
+
+    def stop(self) -> None:
+        self.stopped.set()
+
+
+@pytest.fixture(params=[signal.SIGINT, signal.SIGTERM], ids=lambda signum: signum.name)
+def stop_signal(request: pytest.FixtureRequest) -> Iterator[signal.Signals]:
+    """SIGINT or SIGTERM, ignored by this process unless the worker's run handles it."""
+    signum: signal.Signals = request.param
+    previous = signal.signal(signum, signal.SIG_IGN)
+    try:
+        yield signum
+    finally:
+        signal.signal(signum, previous)
+
+
+class TestAWorkerStopSignal:
+    def test_during_start_up_is_an_interruption_with_128_plus_the_signal(
+        self, world: WorkerWorld, stop_signal: signal.Signals
+    ) -> None:
+        worker = StoppedWorker()
+
+        def factory(settings: WorkerSettings) -> WorkerContainer:
+            container: WorkerContainer = with_a_stopped_worker(world, worker)(settings)
+            container.schema.override(providers.Object(SignallingSchema(stop_signal)))
+            return container
+
+        run = world.cli("worker", container_factory=factory)
+
+        expected = {signal.SIGINT: 130, signal.SIGTERM: 143}[stop_signal]
+        assert (run.status, run.out, run.err) == (expected, "", "workqueue: interrupted\n")
+        assert not worker.ran
+
+    def test_after_start_up_is_a_clean_stop_with_status_zero(
+        self, world: WorkerWorld, stop_signal: signal.Signals
+    ) -> None:
+        worker = SignalledWorker(stop_signal)
+
+        run = world.cli("worker", container_factory=with_a_stopped_worker(world, worker))
+
+        assert (run.status, run.out, run.err) == (0, "", "")
+        assert (worker.ran, worker.stopped.is_set()) == (True, True)
+
+
 class TestFailures:
     def test_an_interrupted_command_says_so_and_exits_130(self, world: WorkerWorld) -> None:
         def interrupted(settings: WorkerSettings) -> WorkerContainer:
@@ -708,7 +799,7 @@ def test_the_short_commands_run_on_the_default_event_loop(
     async def show_status(*args: object, **kwargs: object) -> None:
         loop_types.append(type(asyncio.get_running_loop()))
 
-    monkeypatch.setattr("entrypoints.cli.show_status", show_status)
+    monkeypatch.setattr("workqueue.entrypoints.cli.show_status", show_status)
 
     assert world.cli("status").status == 0
     assert len(loop_types) == 1

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from entrypoints.worker.embedded import (
+from workqueue.entrypoints.worker.embedded import (
     EmbeddedDatabaseError,
     EmbeddedPostgres,
     check_data_dir,

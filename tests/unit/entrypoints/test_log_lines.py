@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from entrypoints.worker import log_format
-from entrypoints.worker.log_format import (
+from workqueue.entrypoints.worker import log_format
+from workqueue.entrypoints.worker.log_format import (
     JsonLineFormatter,
     TextLineFormatter,
     configure_logging,

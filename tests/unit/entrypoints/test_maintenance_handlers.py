@@ -8,17 +8,17 @@ from datetime import datetime, timedelta
 import pytest
 from pydantic import JsonValue
 
-from adapters.memory import (
+from workqueue.adapters.memory import (
     InMemoryRefreshTokenStore,
     InMemoryState,
     InMemoryWorkQueue,
     InMemoryWorkStore,
     StoredRefreshToken,
 )
-from adapters.testing import FakeClock
-from application.context import ExecutionContext
-from domain import TokenCleanup, WorkItemRetention, WorkPayload, WorkStatus
-from entrypoints.worker.handlers import TokenCleanupHandler, WorkItemRetentionHandler
+from workqueue.adapters.testing import FakeClock
+from workqueue.application.context import ExecutionContext
+from workqueue.domain import TokenCleanup, WorkItemRetention, WorkPayload, WorkStatus
+from workqueue.entrypoints.worker.handlers import TokenCleanupHandler, WorkItemRetentionHandler
 
 LEASE = timedelta(seconds=60)
 

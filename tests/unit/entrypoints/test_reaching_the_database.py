@@ -14,9 +14,9 @@ from urllib.parse import urlsplit, urlunsplit
 import pytest
 from pydantic import SecretStr
 
-from adapters.postgres import PostgresWorkNotifications
-from entrypoints.worker import database
-from entrypoints.worker.database import (
+from workqueue.adapters.postgres import PostgresWorkNotifications
+from workqueue.entrypoints.worker import database
+from workqueue.entrypoints.worker.database import (
     DatabaseTarget,
     DatabaseUnreachableError,
     open_database,

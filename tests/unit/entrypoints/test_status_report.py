@@ -8,15 +8,20 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from adapters.memory import (
+from workqueue.adapters.memory import (
     InMemoryState,
     InMemoryWorkMonitor,
     InMemoryWorkQueue,
     InMemoryWorkStore,
 )
-from adapters.testing import FakeClock
-from domain import TokenCleanup, WorkItem, WorkItemRetention, WorkStatus
-from entrypoints.status_report import StatusReport, gather_status, render_json, render_text
+from workqueue.adapters.testing import FakeClock
+from workqueue.domain import TokenCleanup, WorkItem, WorkItemRetention, WorkStatus
+from workqueue.entrypoints.status_report import (
+    StatusReport,
+    gather_status,
+    render_json,
+    render_text,
+)
 
 LEASE = timedelta(seconds=60)
 # The kinds this report is given: its input, not the production list (rendering

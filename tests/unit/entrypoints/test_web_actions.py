@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from web_world import WebWorld
 
-from domain import CancelOutcome, TokenCleanup, WorkStatus
+from workqueue.domain import CancelOutcome, TokenCleanup, WorkStatus
 
 TOKEN = "an-admin-token-of-some-length"
 SAME_ORIGIN = {"origin": "http://view"}

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from web_world import WebWorld
 
-from domain import TokenCleanup
+from workqueue.domain import TokenCleanup
 
 HOSTILE = "<script>alert('x')</script>&<b>\"bold\"</b>"
 TEMPLATES = Path(__file__).parents[3] / "src" / "entrypoints" / "web" / "templates"

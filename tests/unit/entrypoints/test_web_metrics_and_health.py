@@ -10,8 +10,8 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 from web_world import LEASE, WebWorld
 
-from adapters.postgres import SchemaNotCurrentError
-from domain import StoreUnavailableError, TokenCleanup, WorkItemRetention
+from workqueue.adapters.postgres import SchemaNotCurrentError
+from workqueue.domain import StoreUnavailableError, TokenCleanup, WorkItemRetention
 
 
 @pytest.fixture

@@ -14,18 +14,18 @@ from pydantic import SecretStr
 from web_world import KINDS, WebWorld
 from worker_world import PRODUCTION_KINDS, WorkerWorld
 
-from domain import StoreUnavailableError, TokenCleanup, WorkItem, WorkStatus
-from entrypoints.exit_status import ExitStatus, exit_status_for
-from entrypoints.web.container import build_web_container
-from entrypoints.web.documents import heartbeat_age, lease_left
-from entrypoints.web.listen import ListenError
-from entrypoints.web.overview import FinishedCounts, OverviewReader
-from entrypoints.web.reads import LARGEST_ID, read_item, read_queued_page
-from entrypoints.web.settings import SHORTEST_TOKEN, WebSettings, load_web_settings
-from entrypoints.web.settings import WebSettings as SettingsClass
-from entrypoints.web.templating import duration, environment
-from entrypoints.worker.container import provide
-from entrypoints.worker.settings import SettingsError
+from workqueue.domain import StoreUnavailableError, TokenCleanup, WorkItem, WorkStatus
+from workqueue.entrypoints.exit_status import ExitStatus, exit_status_for
+from workqueue.entrypoints.web.container import build_web_container
+from workqueue.entrypoints.web.documents import heartbeat_age, lease_left
+from workqueue.entrypoints.web.listen import ListenError
+from workqueue.entrypoints.web.overview import FinishedCounts, OverviewReader
+from workqueue.entrypoints.web.reads import LARGEST_ID, read_item, read_queued_page
+from workqueue.entrypoints.web.settings import SHORTEST_TOKEN, WebSettings, load_web_settings
+from workqueue.entrypoints.web.settings import WebSettings as SettingsClass
+from workqueue.entrypoints.web.templating import duration, environment
+from workqueue.entrypoints.worker.container import provide
+from workqueue.entrypoints.worker.settings import SettingsError
 
 
 class CountingMonitor:
@@ -307,7 +307,7 @@ class TestCommand:
         async def serve(core: object, settings: WebSettings) -> None:
             served.append((core, settings))
 
-        monkeypatch.setattr("entrypoints.web.run.serve_web", serve)
+        monkeypatch.setattr("workqueue.entrypoints.web.run.serve_web", serve)
 
         run = world.cli("web", "--host", "0.0.0.0", "--port", "9001")
 
@@ -323,7 +323,7 @@ class TestCommand:
         async def serve(core: object, settings: WebSettings) -> None:
             served.append(settings)
 
-        monkeypatch.setattr("entrypoints.web.run.serve_web", serve)
+        monkeypatch.setattr("workqueue.entrypoints.web.run.serve_web", serve)
         monkeypatch.setenv("WORKQUEUE_WEB_PORT", "8181")
 
         assert world.cli("web").status == 0

@@ -8,8 +8,8 @@ import re
 import pytest
 from web_world import KINDS, LEASE, WebWorld
 
-from domain import TokenCleanup, WorkItemRetention, WorkStatus
-from entrypoints.web.app import SECURITY_HEADERS
+from workqueue.domain import TokenCleanup, WorkItemRetention, WorkStatus
+from workqueue.entrypoints.web.app import SECURITY_HEADERS
 
 STATUSES = [status.value for status in WorkStatus]
 

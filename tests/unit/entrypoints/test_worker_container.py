@@ -19,13 +19,13 @@ from dependency_injector import providers
 from dependency_injector.errors import Error as DependencyError
 from worker_world import PRODUCTION_KINDS, SECRET, WorkerWorld, periodic_kinds
 
-from adapters.memory import InMemoryRefreshTokenStore, InMemoryWorkStore
-from adapters.postgres import PostgresWorkStore, SchemaNotCurrentError
-from adapters.prometheus import WorkerMetrics
-from adapters.testing import FakeClock
-from application.execution import ExecutorSettings
-from application.registry import KindRegistry
-from domain import (
+from workqueue.adapters.memory import InMemoryRefreshTokenStore, InMemoryWorkStore
+from workqueue.adapters.postgres import PostgresWorkStore, SchemaNotCurrentError
+from workqueue.adapters.prometheus import WorkerMetrics
+from workqueue.adapters.testing import FakeClock
+from workqueue.application.execution import ExecutorSettings
+from workqueue.application.registry import KindRegistry
+from workqueue.domain import (
     HeartbeatAnswer,
     KindRegistryError,
     TokenCleanup,
@@ -35,8 +35,8 @@ from domain import (
     WorkPayload,
     WorkStatus,
 )
-from entrypoints.worker import container as container_module
-from entrypoints.worker.container import (
+from workqueue.entrypoints.worker import container as container_module
+from workqueue.entrypoints.worker.container import (
     WorkerContainer,
     _abandon,
     build_container,
@@ -45,10 +45,10 @@ from entrypoints.worker.container import (
     provide,
     shutdown_resources,
 )
-from entrypoints.worker.database import DatabaseTarget
-from entrypoints.worker.handlers import TokenCleanupHandler
-from entrypoints.worker.run import ShutdownSignals, run_worker
-from entrypoints.worker.settings import WorkerSettings
+from workqueue.entrypoints.worker.database import DatabaseTarget
+from workqueue.entrypoints.worker.handlers import TokenCleanupHandler
+from workqueue.entrypoints.worker.run import ShutdownSignals, run_worker
+from workqueue.entrypoints.worker.settings import WorkerSettings
 
 # Time never passes on the FakeClock, so a start-up that wrongly succeeds would run
 # the worker forever; this bound turns that into a failure instead of a hang.

@@ -10,18 +10,18 @@ from pathlib import Path
 
 import pytest
 
-from adapters.postgres import DEFAULT_POOL_MAX_SIZE, DEFAULT_POOL_MIN_SIZE
-from application import (
+from workqueue.adapters.postgres import DEFAULT_POOL_MAX_SIZE, DEFAULT_POOL_MIN_SIZE
+from workqueue.application import (
     DEFAULT_CONCURRENCY,
     DEFAULT_EXECUTOR_SETTINGS,
     DEFAULT_MAX_STALLS,
     DEFAULT_POLL_INTERVAL,
 )
-from domain import WorkQueueError
-from entrypoints.worker.database import pool_max_size_for
-from entrypoints.worker.durations import parse_duration
-from entrypoints.worker.handlers import DEFAULT_DELETE_BATCH_SIZE
-from entrypoints.worker.settings import (
+from workqueue.domain import WorkQueueError
+from workqueue.entrypoints.worker.database import pool_max_size_for
+from workqueue.entrypoints.worker.durations import parse_duration
+from workqueue.entrypoints.worker.handlers import DEFAULT_DELETE_BATCH_SIZE
+from workqueue.entrypoints.worker.settings import (
     SettingsError,
     WorkerSettings,
     _describe,

@@ -11,13 +11,18 @@ from typing import Any
 import httpx
 from worker_world import FakeSchema
 
-from adapters.memory import InMemoryState, InMemoryWorkMonitor, InMemoryWorkQueue, InMemoryWorkStore
-from adapters.testing import FakeClock
-from domain import TokenCleanup, WorkItem, WorkItemRetention, WorkPayload, WorkStore
-from entrypoints.web.actions import WebActions
-from entrypoints.web.app import create_app
-from entrypoints.web.overview import OverviewReader
-from entrypoints.web.reads import WebServices
+from workqueue.adapters.memory import (
+    InMemoryState,
+    InMemoryWorkMonitor,
+    InMemoryWorkQueue,
+    InMemoryWorkStore,
+)
+from workqueue.adapters.testing import FakeClock
+from workqueue.domain import TokenCleanup, WorkItem, WorkItemRetention, WorkPayload, WorkStore
+from workqueue.entrypoints.web.actions import WebActions
+from workqueue.entrypoints.web.app import create_app
+from workqueue.entrypoints.web.overview import OverviewReader
+from workqueue.entrypoints.web.reads import WebServices
 
 LEASE = timedelta(seconds=60)
 PAYLOADS: dict[str, type[WorkPayload]] = {

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from dependency_injector import providers
 
-from adapters.memory import (
+from workqueue.adapters.memory import (
     InMemoryRefreshTokenStore,
     InMemoryState,
     InMemoryWorkMonitor,
@@ -22,13 +22,13 @@ from adapters.memory import (
     InMemoryWorkQueue,
     InMemoryWorkStore,
 )
-from adapters.postgres import SchemaNotCurrentError
-from adapters.testing import FakeClock
-from domain import WorkKind, kind_name
-from entrypoints.cli import ContainerFactory, main
-from entrypoints.worker.container import WorkerContainer, build_container
-from entrypoints.worker.database import DatabaseTarget
-from entrypoints.worker.settings import WorkerSettings
+from workqueue.adapters.postgres import SchemaNotCurrentError
+from workqueue.adapters.testing import FakeClock
+from workqueue.domain import WorkKind, kind_name
+from workqueue.entrypoints.cli import ContainerFactory, main
+from workqueue.entrypoints.worker.container import WorkerContainer, build_container
+from workqueue.entrypoints.worker.database import DatabaseTarget
+from workqueue.entrypoints.worker.settings import WorkerSettings
 
 # Derived, never listed: adding a kind as the README says needs no test edited.
 PRODUCTION_KINDS = sorted(kind_name(kind) for kind in WorkKind)

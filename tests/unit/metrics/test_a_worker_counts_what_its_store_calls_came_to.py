@@ -8,17 +8,17 @@ from typing import Any
 
 import pytest
 
-from adapters.memory import InMemoryState, InMemoryWorkQueue, InMemoryWorkStore
-from adapters.prometheus import CountingWorkStore, WorkerMetrics
-from adapters.prometheus.worker_metrics import (
+from workqueue.adapters.memory import InMemoryState, InMemoryWorkQueue, InMemoryWorkStore
+from workqueue.adapters.prometheus import CountingWorkStore, WorkerMetrics
+from workqueue.adapters.prometheus.worker_metrics import (
     HEARTBEAT_BUCKETS,
     HEARTBEAT_HELP,
     PER_KIND_COUNTERS,
     RECOVERED_HELP,
 )
-from adapters.testing import FakeClock
-from adapters.testing.contract import AlphaJob, BetaJob
-from domain import (
+from workqueue.adapters.testing import FakeClock
+from workqueue.adapters.testing.contract import AlphaJob, BetaJob
+from workqueue.domain import (
     CancelOutcome,
     EnqueueRequest,
     HeartbeatAnswer,

@@ -6,8 +6,8 @@ from enum import StrEnum
 
 import pytest
 
-from domain import InvalidPayloadError, WorkPayload
-from domain.payload_check import checked_payload_json
+from workqueue.domain import InvalidPayloadError, WorkPayload
+from workqueue.domain.payload_check import checked_payload_json
 
 
 class CheckKind(StrEnum):

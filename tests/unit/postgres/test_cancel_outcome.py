@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from adapters.postgres.store import cancel_outcome
-from domain import CancelOutcome
+from workqueue.adapters.postgres.store import cancel_outcome
+from workqueue.domain import CancelOutcome
 
 
 @pytest.mark.parametrize(

@@ -1,5 +1,5 @@
 """The schema: the migrations this code ships, what a database that lacks them is told,
-and the schema document (``python -m adapters.postgres.schema``), database-free.
+and the schema document (``python -m workqueue.adapters.postgres.schema``), database-free.
 """
 
 from __future__ import annotations
@@ -10,11 +10,11 @@ from typing import Any
 
 import pytest
 
-from adapters.postgres import MigrationError, SchemaNotCurrentError, available_migrations
-from adapters.postgres import migrations as migrations_module
-from adapters.postgres import schema as schema_module
-from adapters.postgres.schema import _column_line, schema_difference
-from domain import WorkQueueError
+from workqueue.adapters.postgres import MigrationError, SchemaNotCurrentError, available_migrations
+from workqueue.adapters.postgres import migrations as migrations_module
+from workqueue.adapters.postgres import schema as schema_module
+from workqueue.adapters.postgres.schema import _column_line, schema_difference
+from workqueue.domain import WorkQueueError
 
 
 class TestASchemaThatIsNotCurrent:
@@ -183,7 +183,7 @@ class TestSchemaDocument:
 
 
 class TestSchemaCommand:
-    """``python -m adapters.postgres.schema``, with the database's answer scripted."""
+    """``python -m workqueue.adapters.postgres.schema``, with the database's answer scripted."""
 
     SCHEMA = "CREATE TABLE work_items ();\n"
 
@@ -253,7 +253,9 @@ class TestSchemaCommand:
 
         assert (missing.value.code, both.value.code) == (2, 2)
         err = capsys.readouterr().err
-        assert err.startswith("usage: python -m adapters.postgres.schema [-h] --database-url")
+        assert err.startswith(
+            "usage: python -m workqueue.adapters.postgres.schema [-h] --database-url"
+        )
         assert "the following arguments are required: --database-url" in err
         assert "argument --check: not allowed with argument --write" in err
 
@@ -266,8 +268,9 @@ class TestSchemaCommand:
             schema_module.main(["--help"])
 
         assert capsys.readouterr().out == (
-            "usage: python -m adapters.postgres.schema [-h] --database-url DATABASE_URL\n"
-            "                                          [--write PATH | --check PATH]\n"
+            "usage: python -m workqueue.adapters.postgres.schema [-h] --database-url\n"
+            "                                                    DATABASE_URL\n"
+            "                                                    [--write PATH | --check PATH]\n"
             "\n"
             "Migrate a PostgreSQL database and print, write or check its schema.\n"
             "\n"

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from adapters.postgres.rows import work_item_from_row
-from domain import WorkItem, WorkStatus
+from workqueue.adapters.postgres.rows import work_item_from_row
+from workqueue.domain import WorkItem, WorkStatus
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 

@@ -7,9 +7,9 @@ import asyncio
 import asyncpg
 import pytest
 
-from adapters.postgres import is_connection_loss
-from adapters.postgres.unavailable import connection_loss_as_unavailable
-from domain import StoreUnavailableError
+from workqueue.adapters.postgres import is_connection_loss
+from workqueue.adapters.postgres.unavailable import connection_loss_as_unavailable
+from workqueue.domain import StoreUnavailableError
 
 
 class TestConnectionLoss:

@@ -8,9 +8,14 @@ from __future__ import annotations
 
 import pytest
 
-from adapters.postgres.enqueue_plan import CheckedBatch, CheckedRequest, check_batch, check_request
-from adapters.postgres.pool import _dump_json
-from domain import (
+from workqueue.adapters.postgres.enqueue_plan import (
+    CheckedBatch,
+    CheckedRequest,
+    check_batch,
+    check_request,
+)
+from workqueue.adapters.postgres.pool import _dump_json
+from workqueue.domain import (
     EnqueueRequest,
     InvalidDedupKeyError,
     InvalidPayloadError,

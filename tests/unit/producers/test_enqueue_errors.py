@@ -13,11 +13,11 @@ import psycopg.errors
 import psycopg_pool
 import pytest
 
-from adapters.postgres import unavailable as asyncpg_errors
-from adapters.postgres.failures import refused, unavailable
-from adapters.psycopg import enqueue_error as psycopg_enqueue_error
-from adapters.psycopg import is_connection_loss as psycopg_connection_loss
-from domain import EnqueueFailedError, StoreUnavailableError
+from workqueue.adapters.postgres import unavailable as asyncpg_errors
+from workqueue.adapters.postgres.failures import refused, unavailable
+from workqueue.adapters.psycopg import enqueue_error as psycopg_enqueue_error
+from workqueue.adapters.psycopg import is_connection_loss as psycopg_connection_loss
+from workqueue.domain import EnqueueFailedError, StoreUnavailableError
 
 
 def server_error(sqlstate: str, message: str) -> psycopg.Error:

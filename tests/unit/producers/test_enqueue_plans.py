@@ -1,6 +1,6 @@
 """What both PostgreSQL queues send for an enqueue, and what they make of the answers.
 
-The plans of ``adapters.postgres.enqueue_plan`` are driven here as a queue drives
+The plans of ``workqueue.adapters.postgres.enqueue_plan`` are driven here as a queue drives
 them, with rows written by the test instead of a server: which statement goes out,
 with which parameters, how many passes a racing twin costs, and when it gives up.
 """
@@ -12,8 +12,8 @@ from typing import Any, TypeVar
 
 import pytest
 
-from adapters.postgres.channel import CHANNEL
-from adapters.postgres.enqueue_plan import (
+from workqueue.adapters.postgres.channel import CHANNEL
+from workqueue.adapters.postgres.enqueue_plan import (
     MAX_DEDUP_PASSES,
     Plan,
     Rows,
@@ -24,9 +24,9 @@ from adapters.postgres.enqueue_plan import (
     due_enqueue,
     single_enqueue,
 )
-from adapters.postgres.queue_sql import STATEMENTS
-from adapters.testing import FakeClock
-from domain import (
+from workqueue.adapters.postgres.queue_sql import STATEMENTS
+from workqueue.adapters.testing import FakeClock
+from workqueue.domain import (
     EnqueueFailedError,
     EnqueueRequest,
     EnqueueResult,

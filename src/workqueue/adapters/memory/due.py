@@ -1,0 +1,32 @@
+"""Due-ness of a periodic kind, computed from the in-memory rows.
+
+The store answers :meth:`~workqueue.domain.WorkStore.is_due` with it and the queue decides
+:meth:`~workqueue.domain.WorkQueue.enqueue_if_due` with it, so the two can never disagree.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import datetime, timedelta
+
+from workqueue.domain import WorkItem
+
+__all__ = ["kind_is_due"]
+
+
+def kind_is_due(items: Iterable[WorkItem], kind: str, interval: timedelta, now: datetime) -> bool:
+    """Whether periodic ``kind`` should be enqueued at ``now`` (DESIGN.md semantics 7).
+
+    Due when no item of the kind is queued or running and its newest finished item
+    finished at least ``interval`` before ``now`` (``now - newest >= interval``), or
+    none exists. Raises nothing.
+    """
+    finished: list[datetime] = []
+    for item in items:
+        if item.kind != kind:
+            continue
+        if not item.status.is_finished:
+            return False
+        if item.finished_at is not None:
+            finished.append(item.finished_at)
+    return not finished or now - max(finished) >= interval

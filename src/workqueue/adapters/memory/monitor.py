@@ -1,0 +1,110 @@
+"""InMemoryWorkMonitor: the read-only views of the admin page on an InMemoryState.
+
+It answers exactly what the PostgreSQL monitor answers (the contract kit's
+``MonitoringContract`` holds both to it), reading the shared rows and never
+writing them.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+from datetime import datetime
+
+from workqueue.adapters.memory.state import InMemoryState
+from workqueue.domain import (
+    LIVE_STATUSES,
+    UNSUCCESSFUL_STATUSES,
+    WorkItem,
+    WorkMonitor,
+    WorkStatus,
+)
+
+__all__ = ["InMemoryWorkMonitor"]
+
+
+def _counts(items: Iterable[WorkItem]) -> dict[tuple[str, WorkStatus], int]:
+    return dict(Counter((item.kind, item.status) for item in items))
+
+
+def _last_seen(item: WorkItem) -> datetime | None:
+    return item.finished_at if item.finished_at is not None else item.heartbeat_at
+
+
+class InMemoryWorkMonitor(WorkMonitor):
+    """A :class:`~workqueue.domain.WorkMonitor` over an :class:`InMemoryState`.
+
+    Every method raises :class:`~workqueue.domain.StoreUnavailableError` while the state is
+    marked unavailable, and returns detached copies of the rows.
+    """
+
+    def __init__(self, state: InMemoryState) -> None:
+        self._state = state
+
+    def _items(self) -> list[WorkItem]:
+        self._state.check_available()
+        return self._state.snapshot()
+
+    async def count_live(self) -> dict[tuple[str, WorkStatus], int]:
+        """See :meth:`~workqueue.domain.WorkMonitor.count_live`."""
+        return _counts(item for item in self._items() if item.status in LIVE_STATUSES)
+
+    async def count_finished(self) -> dict[tuple[str, WorkStatus], int]:
+        """See :meth:`~workqueue.domain.WorkMonitor.count_finished`."""
+        return _counts(item for item in self._items() if item.status.is_finished)
+
+    async def oldest_queued(self) -> dict[str, datetime]:
+        """See :meth:`~workqueue.domain.WorkMonitor.oldest_queued`."""
+        oldest: dict[str, datetime] = {}
+        for item in self._items():
+            if item.status is WorkStatus.QUEUED:
+                oldest.setdefault(item.kind, item.enqueued_at)
+        return oldest
+
+    async def running(self) -> list[WorkItem]:
+        """See :meth:`~workqueue.domain.WorkMonitor.running`."""
+        return [item for item in self._items() if item.status is WorkStatus.RUNNING]
+
+    async def queued(
+        self, *, kind: str | None = None, after_id: int = 0, limit: int
+    ) -> list[WorkItem]:
+        """See :meth:`~workqueue.domain.WorkMonitor.queued`."""
+        # A kind enum member is a str subclass equal to its stored value.
+        items = [
+            item
+            for item in self._items()
+            if item.status is WorkStatus.QUEUED
+            and item.id > after_id
+            and (kind is None or item.kind == kind)
+        ]
+        return items[: max(limit, 0)]
+
+    async def recent_unsuccessful(self, *, limit: int) -> list[WorkItem]:
+        """See :meth:`~workqueue.domain.WorkMonitor.recent_unsuccessful`."""
+        items = [item for item in self._items() if item.status in UNSUCCESSFUL_STATUSES]
+        items.sort(key=lambda item: (item.finished_at, item.id), reverse=True)
+        return items[: max(limit, 0)]
+
+    async def count_unsuccessful_since(self, since: datetime) -> dict[tuple[str, WorkStatus], int]:
+        """See :meth:`~workqueue.domain.WorkMonitor.count_unsuccessful_since`."""
+        return _counts(
+            item
+            for item in self._items()
+            if item.status in UNSUCCESSFUL_STATUSES
+            and item.finished_at is not None
+            and item.finished_at >= since
+        )
+
+    async def stalls_since(self, since: datetime) -> dict[str, int]:
+        """See :meth:`~workqueue.domain.WorkMonitor.stalls_since`."""
+        stalls: Counter[str] = Counter()
+        for item in self._items():
+            seen = _last_seen(item)
+            if item.stalls > 0 and seen is not None and seen >= since:
+                stalls[item.kind] += item.stalls
+        return dict(stalls)
+
+    async def item(self, item_id: int) -> WorkItem | None:
+        """See :meth:`~workqueue.domain.WorkMonitor.item`."""
+        self._state.check_available()
+        return self._state.read(item_id)

@@ -1,0 +1,391 @@
+"""InMemoryWorkStore: claims, fenced writes, recovery, due-ness and purge on plain Python.
+
+The PostgreSQL store must behave identically; these are the choices DESIGN.md
+leaves open, made here and checked by the contract kit
+(``workqueue.adapters.testing.contract``) on both stores:
+
+- **Lease columns.** ``lease_expires_at`` is set exactly while an item is
+  ``running``. Release and recovery (back to ``queued``) clear
+  ``lease_expires_at`` and ``worker_id`` and keep ``started_at``,
+  ``heartbeat_at``, ``attempt`` and ``progress`` as history, so the next attempt
+  sees the earlier progress snapshot. Every way of finishing (complete, fail,
+  stalled, superseded) clears ``lease_expires_at``, keeps ``worker_id`` (the last
+  holder) and stamps ``finished_at``.
+- **Claim** leaves ``progress`` and ``stalls`` alone; ``error`` and
+  ``finished_at`` are None on every live item because only finishing writes them.
+- **Expiry** is strict: a lease has expired when ``lease_expires_at < now``. At
+  the very instant it expires it is still held.
+- **Dedup on return.** When release or recovery would put an item back in
+  ``queued`` while another ``queued`` item of the same kind and dedup key exists,
+  the returning item is failed instead with the error
+  ``superseded by queued item <id> with the same dedup key``; the queued twin,
+  whose payload is newer, does the work. Release still returns True then (the
+  lease was held and the write happened). Items without a dedup key are never
+  superseded.
+- **Recovery** takes expired items one at a time in *descending* id order, each
+  seeing the previous one's effect: when two expired twins return together the
+  newer one (newer payload) is requeued and the older one is superseded by it.
+  The stall is counted in every case. An item whose ``stalls + 1`` reaches
+  ``max_stalls`` is failed with ``stalled: lease expired <n> times (max stalls
+  <max>)``, which wins over superseding. Each list of the
+  :class:`~workqueue.domain.RecoveryResult` is in ascending id order.
+- **Cancel** (docs/adr/0018) of a queued item finishes it ``cancelled`` with the
+  reason in ``error``; of a running item, sets ``cancel_reason`` and nothing else
+  (a second cancel finds it already requested and changes nothing). Every
+  heartbeat of such an item extends the lease and answers ``CANCEL_REQUESTED``;
+  ``mark_cancelled`` finishes it with ``error`` = ``cancel_reason``. The request is
+  kept on the row however the item ends (a completion that wins the race ends it
+  ``succeeded``, the request left as history). Recovery of an expired item whose
+  cancel was requested cancels it, counting no stall; that wins over stalling and
+  superseding. A release of such an item cancels it too.
+- **Due-ness** looks at the newest ``finished_at`` of the kind's finished items
+  (any final status): due when ``now - newest >= interval``.
+- **Purge** deletes the oldest ``finished_at`` first (ties by id) among items
+  finished strictly before the cutoff.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Collection
+from dataclasses import replace
+from datetime import datetime, timedelta
+
+from pydantic import JsonValue
+
+from workqueue.adapters.memory.due import kind_is_due
+from workqueue.adapters.memory.state import InMemoryState
+from workqueue.domain import (
+    DEFAULT_CANCEL_REASON,
+    FINISHED_STATUSES,
+    CancelOutcome,
+    Clock,
+    HeartbeatAnswer,
+    Lease,
+    ProgressSnapshot,
+    RecoveryResult,
+    WorkItem,
+    WorkStatus,
+    WorkStore,
+    kind_name,
+    progress_value,
+)
+
+__all__ = ["InMemoryWorkStore", "stalled_error", "superseded_error"]
+
+
+def superseded_error(twin_id: int) -> str:
+    """The error of an item failed because queued item ``twin_id`` has its kind and key."""
+    return f"superseded by queued item {twin_id} with the same dedup key"
+
+
+def stalled_error(stalls: int, max_stalls: int) -> str:
+    """The error of an item failed because its lease expired ``stalls`` times."""
+    return f"stalled: lease expired {stalls} times (max stalls {max_stalls})"
+
+
+class InMemoryWorkStore(WorkStore):
+    """A :class:`~workqueue.domain.WorkStore` over an :class:`InMemoryState`.
+
+    It inherits the port's :meth:`~workqueue.domain.WorkStore.complete_and_claim`: a
+    completion and then a claim, which on one event loop is as atomic as each.
+
+    Each method runs without awaiting anything, so on one event loop it is atomic,
+    as a transaction is on PostgreSQL.
+
+    :param state: the shared in-memory rows.
+    :param clock: stamps every timestamp and decides which leases have expired.
+    """
+
+    def __init__(self, state: InMemoryState, clock: Clock) -> None:
+        self._state = state
+        self._clock = clock
+
+    async def claim(
+        self, kinds: Collection[str], *, worker_id: str, lease_duration: timedelta
+    ) -> WorkItem | None:
+        """Take the oldest queued item (lowest id) of one of ``kinds``, or return None.
+
+        :raises StoreUnavailableError: if the state is marked unavailable.
+        """
+        self._state.check_available()
+        wanted = {kind_name(kind) for kind in kinds}
+        for item in self._state.items.values():
+            if item.status is WorkStatus.QUEUED and item.kind in wanted:
+                now = self._clock.now()
+                return self._state.write(
+                    replace(
+                        item,
+                        status=WorkStatus.RUNNING,
+                        attempt=item.attempt + 1,
+                        started_at=now,
+                        heartbeat_at=now,
+                        worker_id=worker_id,
+                        lease_expires_at=now + lease_duration,
+                    )
+                )
+        return None
+
+    async def heartbeat(
+        self, lease: Lease, *, progress: JsonValue | ProgressSnapshot, lease_duration: timedelta
+    ) -> HeartbeatAnswer:
+        """Extend a held lease to now + ``lease_duration`` and write ``progress``.
+
+        :returns: LOST, changing nothing, when the lease is no longer held;
+            CANCEL_REQUESTED when a cancel of the item was requested; else HELD.
+        :raises StoreUnavailableError: if the state is marked unavailable.
+        """
+        self._state.check_available()
+        item = self._held(lease)
+        if item is None:
+            return HeartbeatAnswer.LOST
+        now = self._clock.now()
+        self._state.write(
+            replace(
+                item,
+                heartbeat_at=now,
+                lease_expires_at=now + lease_duration,
+                progress=progress_value(progress),
+            )
+        )
+        if item.cancel_reason is None:
+            return HeartbeatAnswer.HELD
+        return HeartbeatAnswer.CANCEL_REQUESTED
+
+    async def complete(self, lease: Lease, *, progress: JsonValue | ProgressSnapshot) -> bool:
+        """Mark the item succeeded and stamp ``finished_at``.
+
+        :returns: False, changing nothing, when the lease is no longer held.
+        :raises StoreUnavailableError: if the state is marked unavailable.
+        """
+        return self._finish_held(lease, progress, WorkStatus.SUCCEEDED, lambda item: None)
+
+    async def fail(
+        self, lease: Lease, *, error: str, progress: JsonValue | ProgressSnapshot
+    ) -> bool:
+        """Mark the item failed with ``error`` and stamp ``finished_at``.
+
+        :returns: False, changing nothing, when the lease is no longer held.
+        :raises StoreUnavailableError: if the state is marked unavailable.
+        """
+        return self._finish_held(lease, progress, WorkStatus.FAILED, lambda item: error)
+
+    async def mark_cancelled(self, lease: Lease, *, progress: JsonValue | ProgressSnapshot) -> bool:
+        """Mark the item cancelled with its cancel's reason and stamp ``finished_at``.
+
+        :returns: False, changing nothing, when the lease is no longer held.
+        :raises StoreUnavailableError: if the state is marked unavailable.
+        """
+        return self._finish_held(
+            lease,
+            progress,
+            WorkStatus.CANCELLED,
+            lambda item: item.cancel_reason or DEFAULT_CANCEL_REASON,
+        )
+
+    async def cancel(self, item_id: int, *, reason: str) -> CancelOutcome:
+        """Cancel a queued item now, or record the request on a running one.
+
+        :raises StoreUnavailableError: if the state is marked unavailable.
+        """
+        self._state.check_available()
+        item = self._state.items.get(item_id)
+        if item is None:
+            return CancelOutcome.UNKNOWN
+        if item.status is WorkStatus.QUEUED:
+            self._finish(item, WorkStatus.CANCELLED, error=reason)
+            return CancelOutcome.CANCELLED
+        if item.status is not WorkStatus.RUNNING:
+            return CancelOutcome.FINISHED
+        if item.cancel_reason is not None:
+            return CancelOutcome.ALREADY_REQUESTED
+        self._state.write(replace(item, cancel_reason=reason))
+        return CancelOutcome.REQUESTED
+
+    async def release(self, lease: Lease, *, progress: JsonValue | ProgressSnapshot) -> bool:
+        """Put the item back in queued without a stall, or fail it as superseded.
+
+        An item whose cancel was requested is cancelled instead.
+
+        :returns: False, changing nothing, when the lease is no longer held; True
+            when the item was requeued, superseded or cancelled.
+        :raises StoreUnavailableError: if the state is marked unavailable.
+        """
+        self._state.check_available()
+        item = self._held(lease)
+        if item is None:
+            return False
+        released = replace(item, progress=progress_value(progress))
+        if item.cancel_reason is not None:
+            # Handed back once its cancel was requested: the operator wanted it stopped.
+            self._finish(released, WorkStatus.CANCELLED, error=item.cancel_reason)
+        else:
+            self._return_to_queue(released)
+        return True
+
+    async def recover_expired(self, *, max_stalls: int) -> RecoveryResult:
+        """Return every running item whose lease expired (``lease_expires_at < now``).
+
+        :raises ValueError: if ``max_stalls`` is below 1.
+        :raises StoreUnavailableError: if the state is marked unavailable.
+        """
+        if max_stalls < 1:
+            raise ValueError(f"max_stalls must be at least 1, not {max_stalls}")
+        self._state.check_available()
+        now = self._clock.now()
+        expired = [
+            item
+            for item in self._state.items.values()
+            if item.status is WorkStatus.RUNNING
+            and item.lease_expires_at is not None
+            and item.lease_expires_at < now
+        ]
+        result = RecoveryResult()
+        for item in sorted(expired, key=lambda item: item.id, reverse=True):
+            if item.cancel_reason is not None:
+                self._finish(item, WorkStatus.CANCELLED, error=item.cancel_reason)
+                result.cancelled.append(item.id)
+                continue
+            stalled = replace(item, stalls=item.stalls + 1)
+            if stalled.stalls >= max_stalls:
+                self._finish(
+                    stalled, WorkStatus.FAILED, error=stalled_error(stalled.stalls, max_stalls)
+                )
+                result.stalled.append(item.id)
+            elif self._return_to_queue(stalled):
+                result.requeued.append(item.id)
+            else:
+                result.superseded.append(item.id)
+        for ids in (result.requeued, result.stalled, result.superseded, result.cancelled):
+            ids.sort()
+        return result
+
+    async def is_due(self, kind: str, interval: timedelta) -> bool:
+        """Whether periodic ``kind`` should be enqueued now.
+
+        :raises StoreUnavailableError: if the state is marked unavailable.
+        """
+        self._state.check_available()
+        return kind_is_due(self._state.items.values(), kind_name(kind), interval, self._clock.now())
+
+    async def purge_finished(self, *, finished_before: datetime, limit: int) -> int:
+        """Delete at most ``limit`` finished items whose ``finished_at`` is before the cutoff.
+
+        :returns: how many were deleted.
+        :raises ValueError: if ``limit`` is below 1.
+        :raises StoreUnavailableError: if the state is marked unavailable.
+        """
+        if limit < 1:
+            raise ValueError(f"purge limit must be at least 1, not {limit}")
+        self._state.check_available()
+        doomed = sorted(
+            (
+                item
+                for item in self._state.items.values()
+                if item.status in FINISHED_STATUSES
+                and item.finished_at is not None
+                and item.finished_at < finished_before
+            ),
+            key=lambda item: (item.finished_at, item.id),
+        )[:limit]
+        for item in doomed:
+            del self._state.items[item.id]
+        return len(doomed)
+
+    async def get(self, item_id: int) -> WorkItem | None:
+        """The item with this id, or None.
+
+        :raises StoreUnavailableError: if the state is marked unavailable.
+        """
+        self._state.check_available()
+        return self._state.read(item_id)
+
+    async def list_items(
+        self,
+        *,
+        statuses: Collection[WorkStatus] | None = None,
+        kinds: Collection[str] | None = None,
+        limit: int = 100,
+        newest_first: bool = False,
+    ) -> list[WorkItem]:
+        """Items filtered by status and kind, by id (oldest first unless ``newest_first``).
+
+        :raises StoreUnavailableError: if the state is marked unavailable.
+        """
+        self._state.check_available()
+        wanted_statuses = None if statuses is None else {WorkStatus(s) for s in statuses}
+        wanted_kinds = None if kinds is None else {kind_name(kind) for kind in kinds}
+        items = [
+            item
+            for item in self._state.snapshot()
+            if (wanted_statuses is None or item.status in wanted_statuses)
+            and (wanted_kinds is None or item.kind in wanted_kinds)
+        ]
+        if newest_first:
+            items.reverse()
+        return items[: max(limit, 0)]
+
+    async def count_by_kind_and_status(self) -> dict[tuple[str, WorkStatus], int]:
+        """How many items each (kind, status) pair has; pairs with none are left out.
+
+        :raises StoreUnavailableError: if the state is marked unavailable.
+        """
+        self._state.check_available()
+        return dict(Counter((item.kind, item.status) for item in self._state.items.values()))
+
+    def _held(self, lease: Lease) -> WorkItem | None:
+        # The fence of every write after a claim: id, attempt and still running.
+        item = self._state.items.get(lease.item_id)
+        if item is None or item.attempt != lease.attempt or item.status is not WorkStatus.RUNNING:
+            return None
+        return item
+
+    def _finish_held(
+        self,
+        lease: Lease,
+        progress: JsonValue | ProgressSnapshot,
+        status: WorkStatus,
+        error: Callable[[WorkItem], str | None],
+    ) -> bool:
+        """The one fenced finish of complete, fail and mark_cancelled: False when not held."""
+        self._state.check_available()
+        item = self._held(lease)
+        if item is None:
+            return False
+        self._finish(replace(item, progress=progress_value(progress)), status, error=error(item))
+        return True
+
+    def _finish(self, item: WorkItem, status: WorkStatus, *, error: str | None) -> None:
+        self._state.write(
+            replace(
+                item,
+                status=status,
+                error=error,
+                finished_at=self._clock.now(),
+                lease_expires_at=None,
+            )
+        )
+
+    def _return_to_queue(self, item: WorkItem) -> bool:
+        """Requeue ``item`` (True), or fail it as superseded by its queued twin (False)."""
+        twin = self._queued_twin(item)
+        if twin is not None:
+            self._finish(item, WorkStatus.FAILED, error=superseded_error(twin.id))
+            return False
+        self._state.write(
+            replace(item, status=WorkStatus.QUEUED, lease_expires_at=None, worker_id=None)
+        )
+        return True
+
+    def _queued_twin(self, item: WorkItem) -> WorkItem | None:
+        if item.dedup_key is None:
+            return None
+        for other in self._state.items.values():
+            if (
+                other.id != item.id
+                and other.status is WorkStatus.QUEUED
+                and other.kind == item.kind
+                and other.dedup_key == item.dedup_key
+            ):
+                return other
+        return None

@@ -1,0 +1,275 @@
+"""What an enqueue sends to PostgreSQL and what it makes of the answers, for both queues.
+
+:class:`~workqueue.adapters.postgres.PostgresWorkQueue` (asyncpg) and
+:class:`~workqueue.adapters.psycopg.PsycopgWorkQueue` (psycopg) send the same statements of
+``sql/queue.sql`` with the same parameters; only how a statement travels differs.
+So everything of an enqueue but the sending lives here, once: the checks made
+before anything is sent, which statement answers which request, its parameters,
+the passes that follow a racing twin, and the results.
+
+A plan is a generator. It yields each :class:`Statement` to send and is sent back
+the statement's rows, each row a sequence of its columns in order; its return
+value is the enqueue's result. A queue drives it like this (the async one awaits
+the fetch)::
+
+    plan = single_enqueue(check_request(request), clock)
+    rows = None
+    while True:
+        try:
+            statement = next(plan) if rows is None else plan.send(rows)
+        except StopIteration as done:  # the plan has its answer
+            return done.value
+        rows = fetch(STATEMENTS[statement.name], *statement.arguments)
+
+Nothing here does I/O, so the unit tests drive the plans with rows of their own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator, Sequence
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any, NamedTuple, TypeAlias, TypeVar
+
+from pydantic_core import from_json, to_json
+
+from workqueue.adapters.postgres.channel import CHANNEL
+from workqueue.domain import (
+    Clock,
+    EnqueueFailedError,
+    EnqueueRequest,
+    EnqueueResult,
+    InvalidDedupKeyError,
+    WorkPayload,
+    check_dedup_key,
+)
+from workqueue.domain.payload_check import checked_payload_text, checked_payloads_json
+
+__all__ = [
+    "MAX_DEDUP_PASSES",
+    "CheckedBatch",
+    "CheckedRequest",
+    "Plan",
+    "Rows",
+    "Statement",
+    "batch_enqueue",
+    "check_batch",
+    "check_enqueue",
+    "check_request",
+    "due_enqueue",
+    "inserted",
+    "plain_insert",
+    "single_enqueue",
+]
+
+T = TypeVar("T")
+
+MAX_DEDUP_PASSES = 5
+"""How many times an enqueue with a dedup key sends its statement before it gives up.
+
+A pass after the first follows a queued twin the statement could not read: one a
+claim took between the insert and the lookup, or one another transaction
+committed while the statement waited for it. Under READ COMMITTED the next pass
+sees what happened and answers; a run of five such races means something else is
+wrong (a snapshot that never moves on, say), so the enqueue stops with an
+:class:`~workqueue.domain.EnqueueFailedError` rather than loop for ever.
+"""
+
+Rows: TypeAlias = Sequence[Sequence[Any]]
+"""A statement's rows, each one its columns in the order the statement selects them."""
+
+
+class Statement(NamedTuple):
+    """One statement to send: its name in ``sql/queue.sql`` and its parameters, in order.
+
+    One is made for every enqueue, as is a :class:`CheckedRequest`: both are named
+    tuples, which cost about half of what a frozen dataclass costs to make.
+    """
+
+    name: str
+    arguments: tuple[Any, ...]
+
+
+Plan: TypeAlias = Generator[Statement, Rows, T]
+"""Yields the statements to send, is sent each one's rows, returns the result."""
+
+
+class CheckedRequest(NamedTuple):
+    """One request once checked: its kind, its payload as compact JSON text, its key."""
+
+    kind: str
+    payload_json: str
+    dedup_key: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class CheckedBatch:
+    """The requests of a batch once checked, as parallel lists in request order."""
+
+    kinds: list[str]
+    payloads: list[dict[str, Any]]
+    dedup_keys: list[str | None]
+
+
+def check_enqueue(payload: WorkPayload, dedup_key: str | None) -> CheckedRequest:
+    """Check an enqueue of ``payload`` with ``dedup_key`` before anything is sent.
+
+    :raises InvalidDedupKeyError: if the dedup key is unusable.
+    :raises InvalidPayloadError: if the payload does not validate against its model.
+    """
+    checked_key = check_dedup_key(dedup_key)
+    return CheckedRequest(
+        kind=payload.kind_name(),
+        # Compact JSON text, as json.dumps with tight separators writes it; jsonb
+        # parses either alike.
+        payload_json=checked_payload_text(payload),
+        dedup_key=checked_key,
+    )
+
+
+def check_request(request: EnqueueRequest) -> CheckedRequest:
+    """:func:`check_enqueue` of ``request``'s payload and dedup key."""
+    return check_enqueue(request.payload, request.dedup_key)
+
+
+def check_batch(requests: Sequence[EnqueueRequest]) -> CheckedBatch:
+    """Check every request of a batch, refusing it as separate checks in order would.
+
+    :raises InvalidDedupKeyError: if any dedup key is unusable (and no payload
+        before it is invalid).
+    :raises InvalidPayloadError: for the first invalid payload (before any
+        unusable key).
+    """
+    try:
+        dedup_keys = [check_dedup_key(request.dedup_key) for request in requests]
+    except InvalidDedupKeyError:
+        # One by one, a bad payload before the bad key is what gets reported.
+        for request in requests:
+            check_request(request)
+        raise
+    payloads = checked_payloads_json([request.payload for request in requests])
+    kind_names = {model: model.kind_name() for model in {type(r.payload) for r in requests}}
+    return CheckedBatch(
+        kinds=[kind_names[type(request.payload)] for request in requests],
+        payloads=payloads,
+        dedup_keys=dedup_keys,
+    )
+
+
+def single_enqueue(request: CheckedRequest, clock: Clock) -> Plan[EnqueueResult]:
+    """The plan of one enqueue: ``enqueue_one_without_key``, or ``enqueue_one`` per pass.
+
+    :raises EnqueueFailedError: after :data:`MAX_DEDUP_PASSES` passes that each found
+        a queued twin they could not read.
+    """
+    if request.dedup_key is None:
+        return inserted((yield plain_insert(request, clock)))
+    for _ in range(MAX_DEDUP_PASSES):
+        rows = yield Statement(
+            "enqueue_one",
+            (request.kind, request.payload_json, request.dedup_key, clock.now(), CHANNEL),
+        )
+        item_id, created = rows[0]
+        if item_id is not None:
+            return EnqueueResult(id=item_id, created=created)
+    raise EnqueueFailedError(
+        f"gave up enqueueing kind {request.kind!r} with dedup key {request.dedup_key!r}: {_RACED}"
+    )
+
+
+def plain_insert(request: CheckedRequest, clock: Clock) -> Statement:
+    """The one statement of an enqueue without a dedup key, which nothing can absorb:
+    a plain insert, whose rows :func:`inserted` reads.
+
+    :func:`single_enqueue` sends it for such a request; a queue may send it itself,
+    without a plan to drive around one statement.
+    """
+    return Statement(
+        "enqueue_one_without_key", (request.kind, request.payload_json, clock.now(), CHANNEL)
+    )
+
+
+def inserted(rows: Rows) -> EnqueueResult:
+    """The result of :func:`plain_insert`'s statement, from its rows: a new item."""
+    return EnqueueResult(id=rows[0][0], created=True)
+
+
+def batch_enqueue(batch: CheckedBatch, clock: Clock) -> Plan[list[EnqueueResult]]:
+    """The plan of a batch: nothing when empty, ``enqueue_without_keys`` when no request
+    has a key, else ``enqueue`` per pass for the requests still unanswered.
+
+    :raises EnqueueFailedError: after :data:`MAX_DEDUP_PASSES` passes that each left
+        a request whose queued twin they could not read.
+    """
+    if not batch.kinds:
+        return []
+    if all(dedup_key is None for dedup_key in batch.dedup_keys):
+        # Nothing to absorb: one insert of the whole batch, every request creates.
+        rows = yield Statement(
+            "enqueue_without_keys",
+            (
+                # One JSON array each for the whole batch: the client encodes one text
+                # instead of a thousand, and the server parses one.
+                to_json(batch.kinds).decode(),
+                to_json(batch.payloads).decode(),
+                clock.now(),
+                # The kinds to notify: every request creates, so every kind gets work.
+                to_json(sorted(set(batch.kinds))).decode(),
+                CHANNEL,
+            ),
+        )
+        return [EnqueueResult(id=item_id, created=True) for item_id in from_json(rows[0][0])]
+    results: list[EnqueueResult | None] = [None] * len(batch.kinds)
+    unanswered = list(range(len(batch.kinds)))
+    # Normally one pass answers everything. A request is left unanswered only when
+    # its queued twin could not be read (see MAX_DEDUP_PASSES); the next pass then
+    # inserts it or finds the twin.
+    for _ in range(MAX_DEDUP_PASSES):
+        rows = yield Statement(
+            "enqueue",
+            (
+                to_json([batch.kinds[position] for position in unanswered]).decode(),
+                to_json([batch.payloads[position] for position in unanswered]).decode(),
+                to_json([batch.dedup_keys[position] for position in unanswered]).decode(),
+                clock.now(),
+                CHANNEL,
+            ),
+        )
+        left = []
+        for position, (_, item_id, created) in zip(unanswered, rows, strict=True):
+            if item_id is None:
+                left.append(position)
+            else:
+                results[position] = EnqueueResult(id=item_id, created=created)
+        if not left:
+            return [result for result in results if result is not None]
+        unanswered = left
+    raise EnqueueFailedError(
+        f"gave up enqueueing {len(unanswered)} of a batch of {len(results)} requests: {_RACED}"
+    )
+
+
+def due_enqueue(
+    request: CheckedRequest, interval: timedelta, clock: Clock
+) -> Plan[EnqueueResult | None]:
+    """The plan of ``enqueue_if_due``, to run inside one READ COMMITTED transaction.
+
+    ``lock_periodic_kind``, then ``enqueue_if_due`` as a statement of its own, whose
+    ``now`` is read once the lock is granted (docs/adr/0005). Returns None when
+    the kind was not due.
+    """
+    yield Statement("lock_periodic_kind", (request.kind,))
+    # Read after the lock is granted: a scheduler that waited judges due-ness, and
+    # stamps its item, as of when its turn came.
+    now = clock.now()
+    rows = yield Statement(
+        "enqueue_if_due",
+        (request.kind, request.payload_json, request.dedup_key, now, now - interval, CHANNEL),
+    )
+    return EnqueueResult(id=rows[0][0], created=True) if rows else None
+
+
+_RACED = (
+    f"{MAX_DEDUP_PASSES} passes in a row found a queued twin and could not read it (claimed, "
+    "or committed by another transaction, between the insert and the lookup)"
+)

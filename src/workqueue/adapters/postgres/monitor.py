@@ -1,0 +1,115 @@
+"""PostgresWorkMonitor: the admin view's read-only queries on ``work_items``.
+
+Every statement is in ``sql/monitor.sql`` and runs on an index (the EXPLAIN
+tests in tests/integration/test_monitor_indexes.py). Nothing here writes, so the
+monitor works for a role with only ``SELECT`` on ``work_items``. It borrows a pool
+connection per read: a page view is a handful of reads seconds apart, with
+nothing to gain from keeping one.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import asyncpg
+
+from workqueue.adapters.postgres.rows import work_item_from_row
+from workqueue.adapters.postgres.sql import load_statements
+from workqueue.adapters.postgres.unavailable import connection_loss_as_unavailable
+from workqueue.domain import WorkItem, WorkMonitor, WorkStatus, kind_name
+
+__all__ = ["PostgresWorkMonitor"]
+
+_SQL = load_statements("monitor.sql")
+
+
+class PostgresWorkMonitor(WorkMonitor):  # pragma: no mutate block
+    """A :class:`~workqueue.domain.WorkMonitor` on the ``work_items`` table.
+
+    :param pool: connections to a migrated database (see :func:`create_pool`); the
+        role needs ``SELECT`` on ``work_items`` and nothing else.
+    """
+
+    def __init__(self, pool: asyncpg.Pool) -> None:
+        self._pool = pool
+
+    async def _fetch(self, name: str, *arguments: object) -> list[asyncpg.Record]:
+        with connection_loss_as_unavailable():
+            rows: list[asyncpg.Record] = await self._pool.fetch(_SQL[name], *arguments)
+        return rows
+
+    async def _counts(self, name: str, *arguments: object) -> dict[tuple[str, WorkStatus], int]:
+        rows = await self._fetch(name, *arguments)
+        return {(row["kind"], WorkStatus(row["status"])): row["items"] for row in rows}
+
+    async def count_live(self) -> dict[tuple[str, WorkStatus], int]:
+        """See :meth:`~workqueue.domain.WorkMonitor.count_live`.
+
+        :raises StoreUnavailableError: if the database cannot be reached.
+        """
+        return await self._counts("count_live")
+
+    async def count_finished(self) -> dict[tuple[str, WorkStatus], int]:
+        """See :meth:`~workqueue.domain.WorkMonitor.count_finished`.
+
+        :raises StoreUnavailableError: if the database cannot be reached.
+        """
+        return await self._counts("count_finished")
+
+    async def oldest_queued(self) -> dict[str, datetime]:
+        """See :meth:`~workqueue.domain.WorkMonitor.oldest_queued`.
+
+        :raises StoreUnavailableError: if the database cannot be reached.
+        """
+        return {row["kind"]: row["enqueued_at"] for row in await self._fetch("oldest_queued")}
+
+    async def running(self) -> list[WorkItem]:
+        """See :meth:`~workqueue.domain.WorkMonitor.running`.
+
+        :raises StoreUnavailableError: if the database cannot be reached.
+        """
+        return [work_item_from_row(row) for row in await self._fetch("running")]
+
+    async def queued(
+        self, *, kind: str | None = None, after_id: int = 0, limit: int
+    ) -> list[WorkItem]:
+        """See :meth:`~workqueue.domain.WorkMonitor.queued`.
+
+        :raises StoreUnavailableError: if the database cannot be reached.
+        """
+        limit = max(limit, 0)
+        if kind is None:
+            rows = await self._fetch("queued", after_id, limit)
+        else:
+            rows = await self._fetch("queued_of_kind", kind_name(kind), after_id, limit)
+        return [work_item_from_row(row) for row in rows]
+
+    async def recent_unsuccessful(self, *, limit: int) -> list[WorkItem]:
+        """See :meth:`~workqueue.domain.WorkMonitor.recent_unsuccessful`.
+
+        :raises StoreUnavailableError: if the database cannot be reached.
+        """
+        rows = await self._fetch("recent_unsuccessful", max(limit, 0))
+        return [work_item_from_row(row) for row in rows]
+
+    async def count_unsuccessful_since(self, since: datetime) -> dict[tuple[str, WorkStatus], int]:
+        """See :meth:`~workqueue.domain.WorkMonitor.count_unsuccessful_since`.
+
+        :raises StoreUnavailableError: if the database cannot be reached.
+        """
+        return await self._counts("count_unsuccessful_since", since)
+
+    async def stalls_since(self, since: datetime) -> dict[str, int]:
+        """See :meth:`~workqueue.domain.WorkMonitor.stalls_since`.
+
+        :raises StoreUnavailableError: if the database cannot be reached.
+        """
+        return {row["kind"]: row["stalls"] for row in await self._fetch("stalls_since", since)}
+
+    async def item(self, item_id: int) -> WorkItem | None:
+        """See :meth:`~workqueue.domain.WorkMonitor.item`.
+
+        :raises StoreUnavailableError: if the database cannot be reached.
+        """
+        rows = await self._fetch("item", item_id)
+        return work_item_from_row(rows[0]) if rows else None

@@ -1,0 +1,450 @@
+"""PostgresWorkStore: claims, fenced writes, recovery, due-ness and purge on PostgreSQL.
+
+It keeps every choice the in-memory store documents (``workqueue.adapters.memory.store``),
+and the contract kit checks both: strict lease expiry (``lease_expires_at <
+now``), which columns release, recovery and finishing clear or keep, the error
+texts of stalled and superseded items, newest-twin-wins on recovery, and
+oldest-first purge.
+
+Two mechanisms are PostgreSQL's own:
+
+- **Claim** is one ``UPDATE ... WHERE id = (SELECT ... FOR UPDATE SKIP LOCKED)``:
+  concurrent claimers never wait for each other and never get the same item.
+- **Dedup on return** (docs/adr/0004) is decided inside the release and recovery
+  statements. A queued twin committed by an enqueue after the statement's
+  snapshot makes the requeue violate the unique dedup index; the statement then
+  rolls back whole and runs again, and the second run sees the twin and
+  supersedes. So no moment shows two queued twins, and nothing is half-done.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Collection, Sequence
+from datetime import datetime, timedelta
+from typing import TypeVar
+
+import asyncpg
+from pydantic import JsonValue
+
+from workqueue.adapters.postgres.held import HeldConnection
+from workqueue.adapters.postgres.pool import lease_columns
+from workqueue.adapters.postgres.rows import work_item_from_row
+from workqueue.adapters.postgres.sql import load_statements
+from workqueue.adapters.postgres.unavailable import connection_loss_as_unavailable
+from workqueue.domain import (
+    DEFAULT_CANCEL_REASON,
+    CancelOutcome,
+    Clock,
+    HeartbeatAnswer,
+    Lease,
+    LeaseProgress,
+    ProgressSnapshot,
+    RecoveryResult,
+    WorkItem,
+    WorkStatus,
+    WorkStore,
+    kind_name,
+)
+
+__all__ = ["PostgresWorkStore", "cancel_outcome"]
+
+_SQL = load_statements("store.sql")
+_DEDUP_INDEX = "work_items_queued_dedup_key"
+# Each rerun of a release or recovery statement follows an enqueue that committed
+# a twin in between; more than a few in a row means something else is wrong.
+_MAX_DEDUP_RACES = 5
+
+T = TypeVar("T")
+
+# The heartbeat statement's answer: no row (lease lost), or whether a cancel was requested.
+_HEARTBEAT_ANSWERS = {
+    None: HeartbeatAnswer.LOST,
+    False: HeartbeatAnswer.HELD,
+    True: HeartbeatAnswer.CANCEL_REQUESTED,
+}
+
+
+def cancel_outcome(
+    changed: str | None, status: str | None, requested: bool | None
+) -> CancelOutcome:
+    """What the cancel statement did, from its one row.
+
+    ``changed`` is the status it wrote (None when it wrote nothing); ``status`` and
+    ``requested`` are the item's as they were before (None when there is no item).
+    A running item it did not change either had its cancel requested already or
+    finished meanwhile (a write that took the row's lock first).
+    """
+    if changed == WorkStatus.CANCELLED:
+        return CancelOutcome.CANCELLED
+    if changed == WorkStatus.RUNNING:
+        return CancelOutcome.REQUESTED
+    if status is None:
+        return CancelOutcome.UNKNOWN
+    if status == WorkStatus.RUNNING and requested:
+        return CancelOutcome.ALREADY_REQUESTED
+    return CancelOutcome.FINISHED
+
+
+class PostgresWorkStore(WorkStore):  # pragma: no mutate block
+    """A :class:`~workqueue.domain.WorkStore` on the ``work_items`` table.
+
+    Its statements go one after another on one connection borrowed from ``pool``
+    while they keep coming (:class:`~workqueue.adapters.postgres.held.HeldConnection`), and
+    through the pool when that one is busy.
+
+    :param pool: connections to a migrated database (see :func:`create_pool`).
+    :param clock: stamps every timestamp and decides which leases have expired.
+    """
+
+    def __init__(self, pool: asyncpg.Pool, clock: Clock) -> None:
+        self._pool = pool
+        self._connection = HeldConnection(pool)
+        self._clock = clock
+        self._siblings: list[PostgresWorkStore] = []
+
+    def sibling(self) -> PostgresWorkStore:
+        """A store on the same pool and clock that keeps a connection of its own.
+
+        One per lane of a worker (docs/adr/0019): each lane's statements then go
+        one after another on its own kept connection instead of meeting another
+        lane's busy and going through the pool. :meth:`close` closes it too.
+        """
+        sibling = PostgresWorkStore(self._pool, self._clock)
+        self._siblings.append(sibling)
+        return sibling
+
+    async def close(self) -> None:
+        """Give the connection this store keeps between statements back to the pool.
+
+        Call it before closing the pool, or the pool waits up to
+        :data:`~workqueue.adapters.postgres.held.IDLE_CHECK_SECONDS` for it. The store still
+        works afterwards, through the pool. Its siblings are closed too.
+        """
+        await self._connection.close()
+        for sibling in self._siblings:
+            await sibling.close()
+
+    async def claim(
+        self, kinds: Collection[str], *, worker_id: str, lease_duration: timedelta
+    ) -> WorkItem | None:
+        """Take the oldest queued item (lowest id) of one of ``kinds``, or return None.
+
+        :raises StoreUnavailableError: if the database cannot be reached.
+        """
+        names = [kind_name(kind) for kind in kinds]
+        if not names:
+            return None
+        # No lease to complete: the statement's completion matches nothing.
+        _, claimed = await self._claim(names, worker_id, lease_duration, None, None, None)
+        return claimed
+
+    async def heartbeat(
+        self, lease: Lease, *, progress: JsonValue | ProgressSnapshot, lease_duration: timedelta
+    ) -> HeartbeatAnswer:
+        """Extend a held lease to now + ``lease_duration`` and write ``progress``.
+
+        :returns: LOST, changing nothing, when the lease is no longer held;
+            CANCEL_REQUESTED when a cancel of the item was requested; else HELD.
+        :raises StoreUnavailableError: if the database cannot be reached.
+        """
+        now = self._clock.now()
+        with connection_loss_as_unavailable():
+            requested = await self._connection.fetchval(
+                _SQL["heartbeat"],
+                lease.item_id,
+                lease.attempt,
+                now,
+                now + lease_duration,
+                progress,
+            )
+        return _HEARTBEAT_ANSWERS[requested]
+
+    async def heartbeat_many(
+        self,
+        beats: Sequence[LeaseProgress],
+        *,
+        lease_duration: timedelta,
+    ) -> list[HeartbeatAnswer]:
+        """:meth:`heartbeat` every lease of ``beats`` in one statement, each fenced on its own.
+
+        :returns: one answer per lease, in order.
+        :raises StoreUnavailableError: if the database cannot be reached.
+        """
+        if not beats:
+            return []
+        ids, attempts, progress = lease_columns(beats)
+        now = self._clock.now()
+        with connection_loss_as_unavailable():
+            rows = await self._connection.fetch(
+                _SQL["heartbeat_many"], ids, attempts, now, now + lease_duration, progress
+            )
+        requested = {row["id"]: row["cancel_requested"] for row in rows}
+        return [_HEARTBEAT_ANSWERS[requested.get(lease.item_id)] for lease, _ in beats]
+
+    async def complete(self, lease: Lease, *, progress: JsonValue | ProgressSnapshot) -> bool:
+        """Mark the item succeeded and stamp ``finished_at``.
+
+        :returns: False, changing nothing, when the lease is no longer held.
+        :raises StoreUnavailableError: if the database cannot be reached.
+        """
+        with connection_loss_as_unavailable():
+            held = await self._connection.fetchval(
+                _SQL["complete"], lease.item_id, lease.attempt, self._clock.now(), progress
+            )
+        return held is not None
+
+    async def complete_and_claim(
+        self,
+        lease: Lease,
+        *,
+        progress: JsonValue | ProgressSnapshot,
+        kinds: Collection[str],
+        worker_id: str,
+        lease_duration: timedelta,
+    ) -> tuple[bool, WorkItem | None]:
+        """Complete this lease and claim the next item, in one statement and one commit.
+
+        :returns: whether the completion found its lease held, and the claimed item
+            or None.
+        :raises StoreUnavailableError: if the database cannot be reached.
+        """
+        names = [kind_name(kind) for kind in kinds]
+        if not names:
+            return await self.complete(lease, progress=progress), None
+        return await self._claim(
+            names, worker_id, lease_duration, lease.item_id, lease.attempt, progress
+        )
+
+    async def complete_and_claim_many(
+        self,
+        completions: Sequence[LeaseProgress],
+        *,
+        kinds: Collection[str],
+        worker_id: str,
+        lease_duration: timedelta,
+    ) -> list[tuple[bool, WorkItem | None]]:
+        """Complete these leases and claim as many next items, in one statement and one commit.
+
+        :returns: per completion, in order, whether its lease was held and the item
+            claimed along with it (the oldest for the first), or None.
+        :raises StoreUnavailableError: if the database cannot be reached.
+        """
+        if not completions:
+            return []
+        ids, attempts, progress = lease_columns(completions)
+        now = self._clock.now()
+        with connection_loss_as_unavailable():
+            rows = await self._connection.fetch(
+                _SQL["complete_and_claim_many"],
+                [kind_name(kind) for kind in kinds],
+                worker_id,
+                now,
+                now + lease_duration,
+                ids,
+                attempts,
+                progress,
+                len(completions),
+            )
+        held = {int(item_id) for item_id in rows[0]["completed"]}
+        items = [work_item_from_row(row) for row in rows if row["id"] is not None]
+        claimed: list[WorkItem | None] = [*sorted(items, key=lambda item: item.id)]
+        claimed += [None] * (len(completions) - len(claimed))
+        return [
+            (lease.item_id in held, following)
+            for (lease, _), following in zip(completions, claimed, strict=True)
+        ]
+
+    async def _claim(
+        self,
+        names: list[str],
+        worker_id: str,
+        lease_duration: timedelta,
+        item_id: int | None,
+        attempt: int | None,
+        progress: JsonValue | ProgressSnapshot,
+    ) -> tuple[bool, WorkItem | None]:
+        """Run the claim statement: complete the lease given, if any, and claim."""
+        now = self._clock.now()
+        with connection_loss_as_unavailable():
+            row = await self._connection.fetchrow(
+                _SQL["claim"],
+                names,
+                worker_id,
+                now,
+                now + lease_duration,
+                item_id,
+                attempt,
+                progress,
+            )
+        assert row is not None  # the statement always returns its one row
+        claimed = None if row["id"] is None else work_item_from_row(row)
+        return bool(row["completed"]), claimed
+
+    async def fail(
+        self, lease: Lease, *, error: str, progress: JsonValue | ProgressSnapshot
+    ) -> bool:
+        """Mark the item failed with ``error`` and stamp ``finished_at``.
+
+        :returns: False, changing nothing, when the lease is no longer held.
+        :raises StoreUnavailableError: if the database cannot be reached.
+        """
+        with connection_loss_as_unavailable():
+            held = await self._connection.fetchval(
+                _SQL["fail"], lease.item_id, lease.attempt, self._clock.now(), progress, error
+            )
+        return held is not None
+
+    async def mark_cancelled(self, lease: Lease, *, progress: JsonValue | ProgressSnapshot) -> bool:
+        """Mark the item cancelled with its cancel's reason and stamp ``finished_at``.
+
+        :returns: False, changing nothing, when the lease is no longer held.
+        :raises StoreUnavailableError: if the database cannot be reached.
+        """
+        with connection_loss_as_unavailable():
+            held = await self._connection.fetchval(
+                _SQL["mark_cancelled"],
+                lease.item_id,
+                lease.attempt,
+                self._clock.now(),
+                progress,
+                DEFAULT_CANCEL_REASON,
+            )
+        return held is not None
+
+    async def cancel(self, item_id: int, *, reason: str) -> CancelOutcome:
+        """Cancel a queued item now, or record the request on a running one.
+
+        :raises StoreUnavailableError: if the database cannot be reached.
+        """
+        with connection_loss_as_unavailable():
+            row = await self._connection.fetchrow(
+                _SQL["cancel"], item_id, self._clock.now(), reason
+            )
+        assert row is not None  # the statement always returns its one row
+        return cancel_outcome(row["changed"], row["status"], row["requested"])
+
+    async def release(self, lease: Lease, *, progress: JsonValue | ProgressSnapshot) -> bool:
+        """Put the item back in queued without a stall, or fail it as superseded.
+
+        :returns: False, changing nothing, when the lease is no longer held; True
+            when the item was requeued or superseded.
+        :raises StoreUnavailableError: if the database cannot be reached.
+        """
+
+        async def release_once() -> bool:
+            rows = await self._connection.fetch(
+                _SQL["release"], lease.item_id, lease.attempt, self._clock.now(), progress
+            )
+            return bool(rows)
+
+        return await _rerun_on_dedup_race(release_once)
+
+    async def recover_expired(self, *, max_stalls: int) -> RecoveryResult:
+        """Return every running item whose lease expired (``lease_expires_at < now``).
+
+        :raises ValueError: if ``max_stalls`` is below 1.
+        :raises StoreUnavailableError: if the database cannot be reached.
+        """
+        if max_stalls < 1:
+            raise ValueError(f"max_stalls must be at least 1, not {max_stalls}")
+
+        async def recover_once() -> list[asyncpg.Record]:
+            return await self._connection.fetch(
+                _SQL["recover_expired"], self._clock.now(), max_stalls
+            )
+
+        rows = await _rerun_on_dedup_race(recover_once)
+        result = RecoveryResult()
+        outcomes = {
+            "requeued": result.requeued,
+            "stalled": result.stalled,
+            "superseded": result.superseded,
+            "cancelled": result.cancelled,
+        }
+        for row in sorted(rows, key=lambda row: row["id"]):
+            outcomes[row["outcome"]].append(row["id"])
+        return result
+
+    async def is_due(self, kind: str, interval: timedelta) -> bool:
+        """Whether periodic ``kind`` should be enqueued now.
+
+        :raises StoreUnavailableError: if the database cannot be reached.
+        """
+        with connection_loss_as_unavailable():
+            due = await self._connection.fetchval(
+                _SQL["is_due"], kind_name(kind), self._clock.now() - interval
+            )
+        return bool(due)
+
+    async def purge_finished(self, *, finished_before: datetime, limit: int) -> int:
+        """Delete at most ``limit`` finished items whose ``finished_at`` is before the cutoff.
+
+        :returns: how many were deleted.
+        :raises ValueError: if ``limit`` is below 1.
+        :raises StoreUnavailableError: if the database cannot be reached.
+        """
+        if limit < 1:
+            raise ValueError(f"purge limit must be at least 1, not {limit}")
+        with connection_loss_as_unavailable():
+            deleted = await self._connection.fetchval(
+                _SQL["purge_finished"], finished_before, limit
+            )
+        return int(deleted)
+
+    async def get(self, item_id: int) -> WorkItem | None:
+        """The item with this id, or None.
+
+        :raises StoreUnavailableError: if the database cannot be reached.
+        """
+        with connection_loss_as_unavailable():
+            row = await self._connection.fetchrow(_SQL["get"], item_id)
+        return None if row is None else work_item_from_row(row)
+
+    async def list_items(
+        self,
+        *,
+        statuses: Collection[WorkStatus] | None = None,
+        kinds: Collection[str] | None = None,
+        limit: int = 100,
+        newest_first: bool = False,
+    ) -> list[WorkItem]:
+        """Items filtered by status and kind, by id (oldest first unless ``newest_first``).
+
+        :raises ValueError: if a status is not a :class:`~workqueue.domain.WorkStatus` value.
+        :raises StoreUnavailableError: if the database cannot be reached.
+        """
+        status_names = None if statuses is None else [WorkStatus(s).value for s in statuses]
+        kind_names = None if kinds is None else [kind_name(kind) for kind in kinds]
+        statement = _SQL["list_items_newest_first" if newest_first else "list_items_oldest_first"]
+        with connection_loss_as_unavailable():
+            rows = await self._connection.fetch(statement, status_names, kind_names, max(limit, 0))
+        return [work_item_from_row(row) for row in rows]
+
+    async def count_by_kind_and_status(self) -> dict[tuple[str, WorkStatus], int]:
+        """How many items each (kind, status) pair has; pairs with none are left out.
+
+        :raises StoreUnavailableError: if the database cannot be reached.
+        """
+        with connection_loss_as_unavailable():
+            rows = await self._connection.fetch(_SQL["count_by_kind_and_status"])
+        return {(row["kind"], WorkStatus(row["status"])): row["items"] for row in rows}
+
+
+async def _rerun_on_dedup_race(
+    statement: Callable[[], Awaitable[T]],
+) -> T:  # pragma: no mutate block
+    """Run ``statement``, again if an enqueue committed a queued twin under it.
+
+    :raises asyncpg.UniqueViolationError: if that happens more than
+        :data:`_MAX_DEDUP_RACES` times in a row.
+    :raises StoreUnavailableError: if the database cannot be reached.
+    """
+    races = 0
+    while True:
+        try:
+            with connection_loss_as_unavailable():
+                return await statement()
+        except asyncpg.UniqueViolationError as error:
+            races += 1
+            if error.constraint_name != _DEDUP_INDEX or races > _MAX_DEDUP_RACES:
+                raise

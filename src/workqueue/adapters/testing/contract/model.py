@@ -1,0 +1,336 @@
+"""QueueModel: the queue's semantics in the plainest Python, for the state machine to compare.
+
+It is written from DESIGN.md and ADR 0004, not from any store, so a store that
+agrees with it agrees with the contract. It keeps no clock of its own: every
+operation is told ``now``. Cancellation (docs/adr/0018) is here beside the others,
+with ``cancelled`` one more finished status: a cancel finishes a queued item and
+records the request on a running one, whose heartbeats then answer so and whose
+recovery or release cancels it.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Collection, Iterable
+from dataclasses import replace
+from datetime import datetime, timedelta
+from typing import Any
+
+from pydantic import JsonValue
+
+from workqueue.domain import (
+    DEFAULT_CANCEL_REASON,
+    CancelOutcome,
+    EnqueueResult,
+    HeartbeatAnswer,
+    Lease,
+    RecoveryResult,
+    WorkItem,
+    WorkStatus,
+)
+
+__all__ = ["QueueModel", "stalled_error", "superseded_error"]
+
+
+def stalled_error(stalls: int, max_stalls: int) -> str:
+    """The exact error of an item failed by recovery at the stall limit."""
+    return f"stalled: lease expired {stalls} times (max stalls {max_stalls})"
+
+
+def superseded_error(twin_id: int) -> str:
+    """The exact error of a returning item failed because queued item ``twin_id`` is its twin."""
+    return f"superseded by queued item {twin_id} with the same dedup key"
+
+
+class QueueModel:
+    """What every store's ``work_items`` should hold after the same operations.
+
+    :param max_stalls: the stall limit recovery is run with.
+    """
+
+    def __init__(self, max_stalls: int, rows: Iterable[WorkItem] = ()) -> None:
+        self.max_stalls = max_stalls
+        self.items: dict[int, WorkItem] = {item.id: item for item in rows}
+
+    def rows(self) -> list[WorkItem]:
+        """Every item, by id."""
+        return [self.items[item_id] for item_id in sorted(self.items)]
+
+    def get(self, item_id: int) -> WorkItem | None:
+        return self.items.get(item_id)
+
+    def list_items(
+        self,
+        statuses: Collection[WorkStatus] | None,
+        kinds: Collection[str] | None,
+        limit: int,
+        newest_first: bool,
+    ) -> list[WorkItem]:
+        """What a listing must return: filtered, by id, at most ``limit``."""
+        rows = [
+            item
+            for item in self.rows()
+            if (statuses is None or item.status in statuses)
+            and (kinds is None or item.kind in kinds)
+        ]
+        if newest_first:
+            rows.reverse()
+        return rows[:limit]
+
+    def counts(self) -> dict[tuple[str, WorkStatus], int]:
+        return dict(Counter((item.kind, item.status) for item in self.items.values()))
+
+    def enqueue(
+        self,
+        kind: str,
+        payload: dict[str, Any],
+        dedup_key: str | None,
+        now: datetime,
+        *,
+        new_id: int,
+    ) -> EnqueueResult:
+        """The result an enqueue must have; ``new_id`` is the id the store gave, if it created."""
+        twin = self._queued_twin(kind, dedup_key, besides=None)
+        if twin is not None:
+            return EnqueueResult(id=twin, created=False)
+        self.items[new_id] = WorkItem(
+            id=new_id,
+            kind=kind,
+            payload=payload,
+            status=WorkStatus.QUEUED,
+            attempt=0,
+            stalls=0,
+            dedup_key=dedup_key,
+            enqueued_at=now,
+            started_at=None,
+            heartbeat_at=None,
+            lease_expires_at=None,
+            finished_at=None,
+            worker_id=None,
+            progress=None,
+            error=None,
+        )
+        return EnqueueResult(id=new_id, created=True)
+
+    def absorbing_id(self, kind: str, dedup_key: str | None) -> int | None:
+        """The queued item that would absorb this enqueue, if any."""
+        return self._queued_twin(kind, dedup_key, besides=None)
+
+    def claim(
+        self, kinds: Collection[str], worker_id: str, now: datetime, lease: timedelta
+    ) -> WorkItem | None:
+        """The item a claim must return, now running, or None."""
+        for item_id in sorted(self.items):
+            item = self.items[item_id]
+            if item.status is WorkStatus.QUEUED and item.kind in kinds:
+                self.items[item_id] = replace(
+                    item,
+                    status=WorkStatus.RUNNING,
+                    attempt=item.attempt + 1,
+                    started_at=now,
+                    heartbeat_at=now,
+                    worker_id=worker_id,
+                    lease_expires_at=now + lease,
+                )
+                return self.items[item_id]
+        return None
+
+    def holds(self, lease: Lease) -> bool:
+        """Whether ``lease`` is the live lease of a running item."""
+        item = self.items.get(lease.item_id)
+        return (
+            item is not None and item.status is WorkStatus.RUNNING and item.attempt == lease.attempt
+        )
+
+    def heartbeat(
+        self, lease: Lease, progress: JsonValue, now: datetime, duration: timedelta
+    ) -> HeartbeatAnswer:
+        if not self.holds(lease):
+            return HeartbeatAnswer.LOST
+        item = self.items[lease.item_id]
+        self.items[item.id] = replace(
+            item, heartbeat_at=now, lease_expires_at=now + duration, progress=progress
+        )
+        if item.cancel_reason is None:
+            return HeartbeatAnswer.HELD
+        return HeartbeatAnswer.CANCEL_REQUESTED
+
+    def cancel(self, item_id: int, reason: str, now: datetime) -> CancelOutcome:
+        """What a cancel must answer, and do: finish a queued item, mark a running one."""
+        item = self.items.get(item_id)
+        if item is None:
+            return CancelOutcome.UNKNOWN
+        if item.status is WorkStatus.QUEUED:
+            self._finish(item, WorkStatus.CANCELLED, reason, now)
+            return CancelOutcome.CANCELLED
+        if item.status is not WorkStatus.RUNNING:
+            return CancelOutcome.FINISHED
+        if item.cancel_reason is not None:
+            return CancelOutcome.ALREADY_REQUESTED
+        self.items[item_id] = replace(item, cancel_reason=reason)
+        return CancelOutcome.REQUESTED
+
+    def mark_cancelled(self, lease: Lease, progress: JsonValue, now: datetime) -> bool:
+        """The holder's write once a cancel was requested: cancelled, with the cancel's reason."""
+        if not self.holds(lease):
+            return False
+        item = self.items[lease.item_id]
+        error = item.cancel_reason or DEFAULT_CANCEL_REASON
+        self._finish(replace(item, progress=progress), WorkStatus.CANCELLED, error, now)
+        return True
+
+    def finish(
+        self,
+        lease: Lease,
+        status: WorkStatus,
+        error: str | None,
+        progress: JsonValue,
+        now: datetime,
+    ) -> bool:
+        if not self.holds(lease):
+            return False
+        self._finish(replace(self.items[lease.item_id], progress=progress), status, error, now)
+        return True
+
+    def release(self, lease: Lease, progress: JsonValue, now: datetime) -> bool:
+        if not self.holds(lease):
+            return False
+        item = replace(self.items[lease.item_id], progress=progress)
+        if item.cancel_reason is not None:
+            self._finish(item, WorkStatus.CANCELLED, item.cancel_reason, now)
+        else:
+            self._return(item, now)
+        return True
+
+    def recover(self, now: datetime) -> RecoveryResult:
+        """Recover expired leases, newest item first, as the contract fixes."""
+        result = RecoveryResult()
+        for item_id in sorted(self.items, reverse=True):
+            item = self.items[item_id]
+            if item.status is not WorkStatus.RUNNING:
+                continue
+            assert item.lease_expires_at is not None
+            if not item.lease_expires_at < now:
+                continue
+            if item.cancel_reason is not None:
+                self._finish(item, WorkStatus.CANCELLED, item.cancel_reason, now)
+                result.cancelled.append(item_id)
+                continue
+            stalled = replace(item, stalls=item.stalls + 1)
+            if stalled.stalls >= self.max_stalls:
+                error = stalled_error(stalled.stalls, self.max_stalls)
+                self._finish(stalled, WorkStatus.FAILED, error, now)
+                result.stalled.append(item_id)
+            elif self._return(stalled, now):
+                result.requeued.append(item_id)
+            else:
+                result.superseded.append(item_id)
+        for ids in (result.requeued, result.stalled, result.superseded, result.cancelled):
+            ids.sort()
+        return result
+
+    def complete_and_claim(
+        self,
+        lease: Lease,
+        progress: JsonValue,
+        kinds: Collection[str],
+        worker_id: str,
+        now: datetime,
+        duration: timedelta,
+    ) -> tuple[bool, WorkItem | None]:
+        """Complete, then claim, exactly as the two calls in turn would."""
+        completed = self.finish(lease, WorkStatus.SUCCEEDED, None, progress, now)
+        return completed, self.claim(kinds, worker_id, now, duration)
+
+    def enqueue_if_due(
+        self,
+        kind: str,
+        payload: dict[str, Any],
+        dedup_key: str,
+        interval: timedelta,
+        now: datetime,
+        *,
+        new_id: int | None,
+    ) -> EnqueueResult | None:
+        """What enqueue_if_due must return; ``new_id`` is the id the store gave, if any."""
+        if not self.is_due(kind, interval, now):
+            return None
+        assert new_id is not None, f"{kind} is due, but enqueue_if_due enqueued nothing"
+        return self.enqueue(kind, payload, dedup_key, now, new_id=new_id)
+
+    def purgeable(self, finished_before: datetime) -> dict[int, datetime]:
+        """The items a purge with this cutoff may delete, by id, with when each finished."""
+        return {
+            item.id: item.finished_at
+            for item in self.items.values()
+            if item.status.is_finished
+            and item.finished_at is not None
+            and item.finished_at < finished_before
+        }
+
+    def purge(self, deleted: Collection[int], finished_before: datetime, limit: int) -> None:
+        """Check that a purge deleting ``deleted`` kept the contract, then forget those items.
+
+        Ties in ``finished_at`` may be broken either way; everything else is fixed:
+        ``min(limit, purgeable)`` items, each purgeable, none finished later than
+        a purgeable item that was kept.
+
+        :raises AssertionError: if the purge broke the contract.
+        """
+        purgeable = self.purgeable(finished_before)
+        wrong = sorted(set(deleted) - set(purgeable))
+        assert not wrong, f"purged items it may not: {wrong}"
+        assert len(deleted) == min(limit, len(purgeable)), (
+            f"purged {len(deleted)} of {len(purgeable)} purgeable items with limit {limit}"
+        )
+        kept = [finished for item_id, finished in purgeable.items() if item_id not in deleted]
+        if deleted and kept:
+            assert max(purgeable[item_id] for item_id in deleted) <= min(kept), (
+                "purged an item that finished after one it kept"
+            )
+        for item_id in deleted:
+            del self.items[item_id]
+
+    def is_due(self, kind: str, interval: timedelta, now: datetime) -> bool:
+        if any(item.kind == kind and not item.status.is_finished for item in self.items.values()):
+            return False
+        newest = self.newest_finish(kind)
+        return newest is None or now - newest >= interval
+
+    def newest_finish(self, kind: str) -> datetime | None:
+        """When the newest finished item of ``kind`` finished, if any did."""
+        finished = [
+            item.finished_at
+            for item in self.items.values()
+            if item.kind == kind and item.finished_at is not None
+        ]
+        return max(finished, default=None)
+
+    def _finish(self, item: WorkItem, status: WorkStatus, error: str | None, now: datetime) -> None:
+        self.items[item.id] = replace(
+            item, status=status, error=error, finished_at=now, lease_expires_at=None
+        )
+
+    def _return(self, item: WorkItem, now: datetime) -> bool:
+        twin = self._queued_twin(item.kind, item.dedup_key, besides=item.id)
+        if twin is not None:
+            error = superseded_error(twin)
+            self._finish(item, WorkStatus.FAILED, error, now)
+            return False
+        self.items[item.id] = replace(
+            item, status=WorkStatus.QUEUED, lease_expires_at=None, worker_id=None
+        )
+        return True
+
+    def _queued_twin(self, kind: str, dedup_key: str | None, *, besides: int | None) -> int | None:
+        if dedup_key is None:
+            return None
+        for item in self.items.values():
+            if (
+                item.id != besides
+                and item.status is WorkStatus.QUEUED
+                and item.kind == kind
+                and item.dedup_key == dedup_key
+            ):
+                return item.id
+        return None

@@ -1,0 +1,91 @@
+"""The pure model and ports of workqueue: no I/O, no database driver, no DI framework."""
+
+from __future__ import annotations
+
+from workqueue.domain.cancel import (
+    DEFAULT_CANCEL_REASON,
+    CancelOutcome,
+    HeartbeatAnswer,
+    RequeueOutcome,
+    RequeueResult,
+    cancel_reason_text,
+)
+from workqueue.domain.clock import Clock
+from workqueue.domain.dedup import MAX_DEDUP_KEY_LENGTH, check_dedup_key
+from workqueue.domain.errors import (
+    EnqueueFailedError,
+    InsideTransactionError,
+    InvalidDedupKeyError,
+    InvalidPayloadError,
+    KindRegistryError,
+    PayloadDefinitionError,
+    StoreUnavailableError,
+    UnknownKindError,
+    WorkQueueError,
+)
+from workqueue.domain.handler import WorkContext, WorkHandler
+from workqueue.domain.items import Lease, WorkItem
+from workqueue.domain.kinds import WorkKind, kind_name
+from workqueue.domain.maintenance import TokenCleanup, WorkItemRetention
+from workqueue.domain.monitor import LIVE_STATUSES, UNSUCCESSFUL_STATUSES, WorkMonitor
+from workqueue.domain.notifications import WorkNotifications
+from workqueue.domain.payload import WorkPayload
+from workqueue.domain.payload_check import checked_payload_json
+from workqueue.domain.progress import SNAPSHOT_JSON, ProgressSnapshot, progress_value
+from workqueue.domain.queue import EnqueueRequest, EnqueueResult, WorkQueue
+from workqueue.domain.schedule import PERIODIC_DEDUP_KEY, WorkSchedule
+from workqueue.domain.status import FINISHED_STATUSES, WorkStatus
+from workqueue.domain.storable import spelled_out, unstorable_character
+from workqueue.domain.store import LeaseProgress, RecoveryResult, WorkStore
+from workqueue.domain.tokens import RefreshTokenStore
+
+__all__ = [
+    "DEFAULT_CANCEL_REASON",
+    "FINISHED_STATUSES",
+    "LIVE_STATUSES",
+    "MAX_DEDUP_KEY_LENGTH",
+    "PERIODIC_DEDUP_KEY",
+    "SNAPSHOT_JSON",
+    "UNSUCCESSFUL_STATUSES",
+    "CancelOutcome",
+    "Clock",
+    "EnqueueFailedError",
+    "EnqueueRequest",
+    "EnqueueResult",
+    "HeartbeatAnswer",
+    "InsideTransactionError",
+    "InvalidDedupKeyError",
+    "InvalidPayloadError",
+    "KindRegistryError",
+    "Lease",
+    "LeaseProgress",
+    "PayloadDefinitionError",
+    "ProgressSnapshot",
+    "RecoveryResult",
+    "RefreshTokenStore",
+    "RequeueOutcome",
+    "RequeueResult",
+    "StoreUnavailableError",
+    "TokenCleanup",
+    "UnknownKindError",
+    "WorkContext",
+    "WorkHandler",
+    "WorkItem",
+    "WorkItemRetention",
+    "WorkKind",
+    "WorkMonitor",
+    "WorkNotifications",
+    "WorkPayload",
+    "WorkQueue",
+    "WorkQueueError",
+    "WorkSchedule",
+    "WorkStatus",
+    "WorkStore",
+    "cancel_reason_text",
+    "check_dedup_key",
+    "checked_payload_json",
+    "kind_name",
+    "progress_value",
+    "spelled_out",
+    "unstorable_character",
+]

@@ -1,0 +1,56 @@
+"""A work item as stored, and the lease that fences every write to it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from pydantic import JsonValue
+
+from workqueue.domain.status import WorkStatus
+
+__all__ = ["Lease", "WorkItem"]
+
+
+@dataclass(frozen=True, slots=True)
+class Lease:
+    """The right to write to one claimed item: its id and the attempt that claimed it.
+
+    Every write after a claim is fenced by ``id = item_id AND attempt = attempt AND
+    status = 'running'``, so a worker whose item was reclaimed cannot write.
+    """
+
+    item_id: int
+    attempt: int
+
+
+@dataclass(frozen=True, slots=True)
+class WorkItem:
+    """One row of ``work_items``.
+
+    ``cancel_reason`` is set once a cancel was requested while the item ran (its
+    reason); the holder's heartbeat learns of it (docs/adr/0018).
+    """
+
+    id: int
+    kind: str
+    payload: dict[str, Any]
+    status: WorkStatus
+    attempt: int
+    stalls: int
+    dedup_key: str | None
+    enqueued_at: datetime
+    started_at: datetime | None
+    heartbeat_at: datetime | None
+    lease_expires_at: datetime | None
+    finished_at: datetime | None
+    worker_id: str | None
+    progress: JsonValue
+    error: str | None
+    cancel_reason: str | None = None
+
+    @property
+    def lease(self) -> Lease:
+        """The lease of the current (or last) attempt."""
+        return Lease(self.id, self.attempt)

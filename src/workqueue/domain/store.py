@@ -1,0 +1,268 @@
+"""The WorkStore port: everything done to items after they are enqueued."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import TypeAlias
+
+from pydantic import JsonValue
+
+from workqueue.domain.cancel import CancelOutcome, HeartbeatAnswer
+from workqueue.domain.items import Lease, WorkItem
+from workqueue.domain.progress import ProgressSnapshot
+from workqueue.domain.status import WorkStatus
+
+__all__ = ["LeaseProgress", "RecoveryResult", "WorkStore"]
+
+LeaseProgress: TypeAlias = tuple[Lease, JsonValue | ProgressSnapshot]
+"""A lease and the progress to write under it: one element of the calls on many leases
+(:meth:`WorkStore.heartbeat_many`, :meth:`WorkStore.complete_and_claim_many`)."""
+
+
+@dataclass(frozen=True, slots=True)
+class RecoveryResult:
+    """What one lease-recovery pass did, by item id.
+
+    - ``requeued``: expired leases put back in queued with one more stall;
+    - ``stalled``: expired leases that reached the stall limit, now failed;
+    - ``superseded``: expired leases whose return to queued would have made a second
+      queued item with the same kind and dedup key; failed instead, leaving the
+      queued twin to do the work (see docs/adr on dedup);
+    - ``cancelled``: expired leases of items whose cancel was requested: cancelled,
+      with no stall counted (docs/adr/0018).
+    """
+
+    requeued: list[int] = field(default_factory=list)
+    stalled: list[int] = field(default_factory=list)
+    superseded: list[int] = field(default_factory=list)
+    cancelled: list[int] = field(default_factory=list)
+
+    @property
+    def total(self) -> int:
+        return len(self.requeued) + len(self.stalled) + len(self.superseded) + len(self.cancelled)
+
+
+class WorkStore(ABC):
+    """Claims, fenced writes, recovery, due-ness, purge and read-only listing. No insert.
+
+    Every store subclasses this port: it implements the abstract methods and may
+    override :meth:`complete_and_claim`, whose default is the two calls it stands for.
+
+    Every timestamp comes from the store's Clock. Every write after a claim is
+    fenced by the lease (id, attempt) and ``status = 'running'``: it returns False
+    and changes nothing when the lease is no longer held.
+
+    The writes take ``progress`` as a JSON value or as a
+    :class:`~workqueue.domain.ProgressSnapshot`, whose JSON was encoded once for all the
+    writes of it (the executor passes those); a store writes the same value either
+    way (:func:`~workqueue.domain.progress_value`).
+
+    :raises StoreUnavailableError: from any method, when the store cannot be reached.
+    """
+
+    @abstractmethod
+    async def claim(
+        self, kinds: Collection[str], *, worker_id: str, lease_duration: timedelta
+    ) -> WorkItem | None:
+        """Take the oldest queued item (lowest id) of one of ``kinds``.
+
+        Sets it running, increments attempt, stamps started_at, heartbeat_at,
+        worker_id and lease_expires_at = now + lease_duration. Returns the claimed
+        item, or None when nothing of those kinds is queued. Concurrent claimers
+        never get the same item.
+        """
+        ...
+
+    @abstractmethod
+    async def heartbeat(
+        self, lease: Lease, *, progress: JsonValue | ProgressSnapshot, lease_duration: timedelta
+    ) -> HeartbeatAnswer:
+        """Extend the lease to now + lease_duration and write the progress snapshot.
+
+        Returns :attr:`~workqueue.domain.HeartbeatAnswer.LOST` (falsy), changing nothing, when
+        no running item matches the lease;
+        :attr:`~workqueue.domain.HeartbeatAnswer.CANCEL_REQUESTED`
+        when it does and a cancel of the item was requested (the lease is extended
+        all the same, so that the holder can write ``cancelled``); else ``HELD``.
+        """
+        ...
+
+    async def heartbeat_many(
+        self,
+        beats: Sequence[LeaseProgress],
+        *,
+        lease_duration: timedelta,
+    ) -> list[HeartbeatAnswer]:
+        """:meth:`heartbeat` each of ``beats``, a lease and its progress: one answer each, in order.
+
+        Each lease is fenced and answered on its own, exactly as if each were
+        heartbeated in turn: one that is no longer held is LOST and changes nothing,
+        whatever the others are. A worker running several items at once uses this
+        to renew all its leases in one store call per heartbeat interval.
+
+        This default does just that, one :meth:`heartbeat` per lease; a store that
+        inherits it needs nothing more. A store may override it to do all of them
+        in one step (the PostgreSQL store does it in one statement).
+        """
+        return [
+            await self.heartbeat(lease, progress=progress, lease_duration=lease_duration)
+            for lease, progress in beats
+        ]
+
+    @abstractmethod
+    async def complete(self, lease: Lease, *, progress: JsonValue | ProgressSnapshot) -> bool:
+        """Mark the item succeeded and stamp finished_at. Fenced."""
+        ...
+
+    async def complete_and_claim(
+        self,
+        lease: Lease,
+        *,
+        progress: JsonValue | ProgressSnapshot,
+        kinds: Collection[str],
+        worker_id: str,
+        lease_duration: timedelta,
+    ) -> tuple[bool, WorkItem | None]:
+        """:meth:`complete` this lease, then :meth:`claim` the next item of ``kinds``.
+
+        Returns what each of the two returns. The claim happens whether or not the
+        completion found its lease held, exactly as if the two were called in turn;
+        a worker that runs item after item uses this to save a round trip per item.
+
+        This default does just that, two calls; a store that inherits it needs
+        nothing more. A store may override it to do both in one step (the
+        PostgreSQL store does it in one statement), keeping the fence of
+        :meth:`complete` and the order and kinds of :meth:`claim`.
+        """
+        completed = await self.complete(lease, progress=progress)
+        claimed = await self.claim(kinds, worker_id=worker_id, lease_duration=lease_duration)
+        return completed, claimed
+
+    async def complete_and_claim_many(
+        self,
+        completions: Sequence[LeaseProgress],
+        *,
+        kinds: Collection[str],
+        worker_id: str,
+        lease_duration: timedelta,
+    ) -> list[tuple[bool, WorkItem | None]]:
+        """:meth:`complete_and_claim` each of ``completions``, a lease and its progress.
+
+        One answer per completion, in order: whether its lease was held, and the
+        item claimed along with it (None once nothing of ``kinds`` is queued). Each
+        completion is fenced on its own; the claims take the oldest queued items,
+        the oldest for the first completion, exactly as if each were called in
+        turn. A worker whose lanes finish items together uses this to complete
+        and claim for all of them in one step.
+
+        This default does just that, one :meth:`complete_and_claim` per
+        completion; a store that inherits it needs nothing more. A store may
+        override it to do all of them in one step (the PostgreSQL store does it
+        in one statement).
+        """
+        return [
+            await self.complete_and_claim(
+                lease,
+                progress=progress,
+                kinds=kinds,
+                worker_id=worker_id,
+                lease_duration=lease_duration,
+            )
+            for lease, progress in completions
+        ]
+
+    @abstractmethod
+    async def fail(
+        self, lease: Lease, *, error: str, progress: JsonValue | ProgressSnapshot
+    ) -> bool:
+        """Mark the item failed with ``error`` and stamp finished_at. Fenced."""
+        ...
+
+    @abstractmethod
+    async def mark_cancelled(self, lease: Lease, *, progress: JsonValue | ProgressSnapshot) -> bool:
+        """Mark the item cancelled and stamp finished_at. Fenced.
+
+        ``error`` holds the reason of the cancel requested, or
+        :data:`~workqueue.domain.DEFAULT_CANCEL_REASON` when none was. The holder writes this
+        once its heartbeat answered that a cancel was requested.
+        """
+        ...
+
+    @abstractmethod
+    async def cancel(self, item_id: int, *, reason: str) -> CancelOutcome:
+        """Cancel the item: at once when queued, by its holder when running.
+
+        A queued item becomes ``cancelled``, ``error`` = ``reason``, ``finished_at``
+        stamped, and no claim gets it any more. A running item keeps running, its
+        ``cancel_reason`` set to ``reason``: its holder's heartbeats answer
+        :attr:`~workqueue.domain.HeartbeatAnswer.CANCEL_REQUESTED` from then on, and lease
+        recovery ends it ``cancelled``. A finished or unknown item is not changed.
+        Atomic against claims and fenced writes: a cancel racing a claim either
+        cancels the queued item or records the request on the running one.
+        """
+        ...
+
+    @abstractmethod
+    async def release(self, lease: Lease, *, progress: JsonValue | ProgressSnapshot) -> bool:
+        """Put the item back in queued without a stall (graceful shutdown). Fenced.
+
+        If a queued item with the same kind and dedup key exists, the released item
+        is failed as superseded instead (see docs/adr on dedup).
+        """
+        ...
+
+    @abstractmethod
+    async def recover_expired(self, *, max_stalls: int) -> RecoveryResult:
+        """Return every running item whose lease has expired to queued, with stalls + 1.
+
+        An item whose stalls reach ``max_stalls`` is failed with an error saying it
+        stalled, instead of being queued again. An item whose cancel was requested is
+        cancelled instead (``error`` = its ``cancel_reason``), with no stall counted.
+        """
+        ...
+
+    @abstractmethod
+    async def is_due(self, kind: str, interval: timedelta) -> bool:
+        """Whether a periodic ``kind`` should be enqueued now.
+
+        Due when no item of the kind is queued or running and its newest finished
+        item finished at least ``interval`` ago, or none exists.
+        """
+        ...
+
+    @abstractmethod
+    async def purge_finished(self, *, finished_before: datetime, limit: int) -> int:
+        """Delete at most ``limit`` finished items (any final status) finished before the cutoff.
+
+        Returns how many were deleted; queued and running items are never touched.
+        Callers loop until a batch deletes fewer than ``limit``.
+        """
+        ...
+
+    @abstractmethod
+    async def get(self, item_id: int) -> WorkItem | None:
+        """The item with this id, or None."""
+        ...
+
+    @abstractmethod
+    async def list_items(
+        self,
+        *,
+        statuses: Collection[WorkStatus] | None = None,
+        kinds: Collection[str] | None = None,
+        limit: int = 100,
+        newest_first: bool = False,
+    ) -> list[WorkItem]:
+        """Items filtered by status and kind, by id (oldest first unless newest_first).
+
+        Every store defaults to at most 100 items, oldest first.
+        """
+        ...
+
+    @abstractmethod
+    async def count_by_kind_and_status(self) -> dict[tuple[str, WorkStatus], int]:
+        """How many items each (kind, status) pair has; pairs with none are left out."""
+        ...

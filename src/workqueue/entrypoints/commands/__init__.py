@@ -1,0 +1,15 @@
+"""The short-lived CLI commands: ``migrate``, ``status``, ``enqueue``, ``cancel``, ``requeue``.
+
+Each takes a container (so tests can hand it one wired to in-memory adapters)
+and a stream for its output, and raises on failure; :mod:`workqueue.entrypoints.cli` turns
+the error into one line and an exit status.
+"""
+
+from __future__ import annotations
+
+from workqueue.entrypoints.commands.cancel import cancel_item, requeue_item
+from workqueue.entrypoints.commands.enqueue import enqueue_work
+from workqueue.entrypoints.commands.migrate import migrate_database
+from workqueue.entrypoints.commands.status import show_status
+
+__all__ = ["cancel_item", "enqueue_work", "migrate_database", "requeue_item", "show_status"]

@@ -1,0 +1,143 @@
+"""The view's two actions, cancel and requeue: POSTs that need the admin token.
+
+Without ``WORKQUEUE_WEB_TOKEN`` set the view has no actions and says it is
+read-only; every POST is refused. With it, ``POST /items/{id}/cancel`` and
+``POST /items/{id}/requeue`` act on one item as ``workqueue cancel`` and
+``workqueue requeue`` do (the same store calls, the same one-line answers).
+
+A POST is taken only when (1) it comes from this view's own pages: its
+``Origin`` (or, without one, its ``Referer``) is this server's, so another site
+cannot make a logged-in browser post here; and (2) its form carries the admin
+token, compared in constant time. A page of another origin can neither read the
+token nor pass the origin check: the pair is what makes the actions CSRF-safe.
+"""
+
+from __future__ import annotations
+
+import hmac
+import logging
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+from starlette.requests import Request
+
+from workqueue.application import requeue
+from workqueue.domain import WorkPayload, WorkQueue, WorkStore, cancel_reason_text
+from workqueue.entrypoints.commands.cancel import cancel_line, finished_status, requeue_line
+
+__all__ = [
+    "INSUFFICIENT_PRIVILEGE",
+    "WebActions",
+    "act",
+    "is_insufficient_privilege",
+    "read_form",
+    "refusal",
+    "same_origin",
+]
+
+logger = logging.getLogger("workqueue.web")
+
+INSUFFICIENT_PRIVILEGE = "42501"
+"""The SQLSTATE of a statement the database role may not run."""
+
+_ONLY_SELECT = (
+    "The view's database role may only read: cancel and requeue need UPDATE and INSERT "
+    "on work_items (see the README's grants)."
+)
+_MAX_REASON = 1000
+_FORM_TYPE = "application/x-www-form-urlencoded"
+# Header names, named once (Starlette's headers are case-insensitive).
+_CONTENT_TYPE = "content-type"
+_ORIGIN = "origin"
+_REFERER = "referer"
+
+
+@dataclass(frozen=True, slots=True)
+class WebActions:
+    """What the actions write through, and the token they need."""
+
+    token: str
+    store: WorkStore
+    queue: WorkQueue
+    decode: Callable[[str, Mapping[str, Any]], WorkPayload]
+
+
+def same_origin(request: Request) -> bool:
+    """Whether ``request`` says it comes from a page of this server (Origin, else Referer)."""
+    claimed = request.headers.get(_ORIGIN) or request.headers.get(_REFERER)
+    if not claimed:
+        return False
+    parts = urlsplit(claimed)
+    return (parts.scheme, parts.netloc) == (request.url.scheme, request.url.netloc)
+
+
+async def read_form(request: Request) -> dict[str, str]:
+    """The fields of a URL-encoded form (each one's first value); empty for anything else.
+
+    A body without a content type is read as such a form too: what it may do is
+    decided by the token and origin checks, not by its type.
+    """
+    content_type = request.headers.get(_CONTENT_TYPE, _FORM_TYPE)
+    if content_type.partition(";")[0].strip() != _FORM_TYPE:
+        return {}
+    try:
+        text = (await request.body()).decode()
+    except UnicodeDecodeError:
+        return {}
+    return {name: values[0] for name, values in parse_qs(text).items()}
+
+
+def refusal(actions: WebActions | None, request: Request, form: dict[str, str]) -> str | None:
+    """Why this POST is refused, or None when it may act."""
+    if actions is None:
+        return "This view is read-only: set WORKQUEUE_WEB_TOKEN to enable cancel and requeue."
+    if not same_origin(request):
+        return "Refused: the request did not come from this view's own page."
+    given = form.get("token")
+    if given is None or not hmac.compare_digest(given.encode(), actions.token.encode()):
+        return "Refused: the admin token is missing or wrong."
+    return None
+
+
+def is_insufficient_privilege(error: BaseException) -> bool:
+    """Whether the database refused ``error``'s statement for the role's lack of a grant."""
+    return getattr(error, "sqlstate", None) == INSUFFICIENT_PRIVILEGE
+
+
+async def act(request: Request, actions: WebActions | None, verb: str) -> tuple[str, int]:
+    """Check the POST, then ``cancel`` or ``requeue`` the item of the path.
+
+    :returns: the sentence the page shows, and the status it answers with: 200 when
+        the request took effect, 409 when there was nothing to do, 403 when refused.
+    """
+    item_id: int = request.path_params["item_id"]
+    form = await read_form(request)
+    refused = refusal(actions, request, form)
+    if refused is not None:
+        return refused, 403
+    assert actions is not None  # refusal() says so otherwise
+    try:
+        if verb == "cancel":
+            line, took_effect = await _cancel(actions, item_id, form)
+        else:
+            line, took_effect = await _requeue(actions, item_id)
+    except Exception as error:
+        if not is_insufficient_privilege(error):
+            raise
+        return _ONLY_SELECT, 403
+    logger.info("web %s of item %d: %s", verb, item_id, line, extra={"item_id": item_id})
+    return line[0].upper() + line[1:] + ".", 200 if took_effect else 409
+
+
+async def _cancel(actions: WebActions, item_id: int, form: dict[str, str]) -> tuple[str, bool]:
+    text = cancel_reason_text(form.get("reason", "")[:_MAX_REASON])
+    outcome = await actions.store.cancel(item_id, reason=text)
+    status = await finished_status(actions.store, item_id)
+    return cancel_line(item_id, outcome, status), outcome.took_effect()
+
+
+async def _requeue(actions: WebActions, item_id: int) -> tuple[str, bool]:
+    result = await requeue(item_id, store=actions.store, queue=actions.queue, decode=actions.decode)
+    return requeue_line(item_id, result), result.outcome.took_effect()

@@ -1,0 +1,93 @@
+"""``/api/``: the page's data as JSON, for scripts. Read-only; documented in the README.
+
+- ``GET /api/overview``: counts per kind and status, totals, the oldest queued items.
+- ``GET /api/running``: every running item.
+- ``GET /api/queued?kind=&after=&limit=``: queued items oldest first, keyset-paged.
+- ``GET /api/failures?limit=``: the latest unsuccessful items, with their errors.
+- ``GET /api/items/{id}``: one item's whole row.
+
+A bad parameter answers 400 and an unknown item 404, each ``{"error": "..."}``.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from pydantic import JsonValue
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+
+from workqueue.domain import WorkItem
+from workqueue.entrypoints.web.documents import item_document, overview_document, timestamp
+from workqueue.entrypoints.web.reads import (
+    FAILURES_SHOWN,
+    LARGEST_ID,
+    MAX_LIMIT,
+    QUEUED_PAGE,
+    int_param,
+    kind_param,
+    read_item,
+    read_queued_page,
+    services,
+)
+
+__all__ = ["api_failures", "api_item", "api_overview", "api_queued", "api_running"]
+
+
+async def api_overview(request: Request) -> JSONResponse:
+    """Counts, totals and the oldest queued item of each kind."""
+    overview = await services(request).overview.read()
+    return JSONResponse({"read_only": True, **overview_document(overview)})
+
+
+def _items_document(items: list[WorkItem], now: datetime) -> dict[str, JsonValue]:
+    return {"now": timestamp(now), "items": [item_document(item, now) for item in items]}
+
+
+def _items_response(items: list[WorkItem], now: datetime) -> JSONResponse:
+    return JSONResponse(_items_document(items, now))
+
+
+async def api_running(request: Request) -> JSONResponse:
+    """Every running item, however long the backlog."""
+    found = services(request)
+    items = await found.monitor.running()
+    return _items_response(items, found.clock.now())
+
+
+async def api_queued(request: Request) -> JSONResponse:
+    """One page of queued items; ``next_after`` is the ``after`` of the next page, or null."""
+    found = services(request)
+    page = await read_queued_page(
+        found.monitor,
+        kind=kind_param(request),
+        after=int_param(request, "after", default=0, lowest=0, highest=LARGEST_ID),
+        limit=int_param(request, "limit", default=QUEUED_PAGE, lowest=1, highest=MAX_LIMIT),
+    )
+    return JSONResponse(
+        {
+            **_items_document(page.items, found.clock.now()),
+            "kind": page.kind,
+            "after": page.after,
+            "next_after": page.next_after,
+        }
+    )
+
+
+async def api_failures(request: Request) -> JSONResponse:
+    """The latest items that ended unsuccessfully, newest first."""
+    found = services(request)
+    limit = int_param(request, "limit", default=FAILURES_SHOWN, lowest=1, highest=MAX_LIMIT)
+    items = await found.monitor.recent_unsuccessful(limit=limit)
+    return _items_response(items, found.clock.now())
+
+
+async def api_item(request: Request) -> JSONResponse:
+    """One item, or 404."""
+    found = services(request)
+    item_id: int = request.path_params["item_id"]
+    item = await read_item(found.monitor, item_id)
+    if item is None:
+        return JSONResponse({"error": f"no item {item_id}"}, status_code=404)
+    now = found.clock.now()
+    return JSONResponse({"now": timestamp(now), "item": item_document(item, now)})

@@ -1,0 +1,119 @@
+"""The JSON documents of the API, which the HTML pages show too.
+
+One function per shape, so the page and ``/api/`` cannot drift apart: a
+template renders the same dictionary the API sends. Timestamps are ISO 8601 in
+UTC (``2026-01-01T00:00:05.250000Z``), durations are seconds.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+
+from pydantic import JsonValue
+
+from workqueue.domain import WorkItem, WorkStatus
+from workqueue.entrypoints.web.overview import Overview, oldest_queued_age, totals_by_status
+
+__all__ = [
+    "compact_json",
+    "heartbeat_age",
+    "item_document",
+    "lease_left",
+    "overview_document",
+    "pretty_json",
+    "seconds_between",
+    "timestamp",
+]
+
+_PRETTY = json.JSONEncoder(indent=2, ensure_ascii=False, sort_keys=True)
+_COMPACT = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, sort_keys=True)
+
+
+def timestamp(moment: datetime | None) -> str | None:
+    """``moment`` as ISO 8601 in UTC with a ``Z``; None stays None."""
+    if moment is None:
+        return None
+    return moment.isoformat().replace("+00:00", "Z")
+
+
+def seconds_between(earlier: datetime, later: datetime) -> float:
+    """Seconds from ``earlier`` to ``later``, to the millisecond."""
+    return round((later - earlier).total_seconds(), 3)
+
+
+def heartbeat_age(item: WorkItem, now: datetime) -> float | None:
+    """Seconds since a running item's last heartbeat (or claim); None unless running.
+
+    A queued or finished item may keep the heartbeat of an earlier attempt; its
+    age would only suggest a liveness that is not there.
+    """
+    if item.status is not WorkStatus.RUNNING or item.heartbeat_at is None:
+        return None
+    return seconds_between(item.heartbeat_at, now)
+
+
+def lease_left(item: WorkItem, now: datetime) -> float | None:
+    """Seconds until a running item's lease runs out (negative once it has); else None."""
+    if item.status is not WorkStatus.RUNNING or item.lease_expires_at is None:
+        return None
+    return seconds_between(now, item.lease_expires_at)
+
+
+def pretty_json(value: JsonValue) -> str:
+    """``value`` as indented JSON with sorted keys, for people."""
+    return _PRETTY.encode(value)
+
+
+def compact_json(value: JsonValue) -> str:
+    """``value`` as JSON on one line with sorted keys, for a table cell."""
+    return _COMPACT.encode(value)
+
+
+def item_document(item: WorkItem, now: datetime) -> dict[str, JsonValue]:
+    """Every column of ``item``, plus its heartbeat age and lease left at ``now``."""
+    return {
+        "id": item.id,
+        "kind": item.kind,
+        "status": item.status.value,
+        "attempt": item.attempt,
+        "stalls": item.stalls,
+        "dedup_key": item.dedup_key,
+        "worker_id": item.worker_id,
+        "enqueued_at": timestamp(item.enqueued_at),
+        "started_at": timestamp(item.started_at),
+        "heartbeat_at": timestamp(item.heartbeat_at),
+        "lease_expires_at": timestamp(item.lease_expires_at),
+        "finished_at": timestamp(item.finished_at),
+        "heartbeat_age_seconds": heartbeat_age(item, now),
+        "lease_left_seconds": lease_left(item, now),
+        "payload": item.payload,
+        "progress": item.progress,
+        "error": item.error,
+    }
+
+
+def overview_document(overview: Overview) -> dict[str, JsonValue]:
+    """The counts and the oldest queued items of ``overview``."""
+    return {
+        "now": timestamp(overview.now),
+        "statuses": [status.value for status in WorkStatus],
+        "counts": {
+            kind: {status.value: count for status, count in by_status.items()}
+            for kind, by_status in overview.counts.items()
+        },
+        "totals": {status.value: count for status, count in totals_by_status(overview).items()},
+        "finished_counted_at": timestamp(overview.finished_counted_at),
+        "oldest_queued": {
+            kind: {
+                "enqueued_at": timestamp(enqueued_at),
+                "age_seconds": seconds_between(enqueued_at, overview.now),
+            }
+            for kind, enqueued_at in overview.oldest_queued.items()
+        },
+        "oldest_queued_age_seconds": _rounded(oldest_queued_age(overview)),
+    }
+
+
+def _rounded(seconds: float | None) -> float | None:
+    return None if seconds is None else round(seconds, 3)

@@ -1,0 +1,149 @@
+"""The HTML pages, and the fragments their script fetches to refresh without a reload.
+
+``/`` is the overview: counts, the oldest queued item, every running item, a
+page of queued items (filtered by kind, keyset-paged) and the latest
+unsuccessful items. ``/items/{id}`` is one item's whole row, with the Cancel or
+Requeue form when the view has its admin token (:mod:`workqueue.entrypoints.web.actions`). Each
+page marks a
+region with ``data-live-src``: ``/static/live.js`` fetches that URL (the same
+templates, rendered as a fragment) every 2 s and swaps the region's content.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import urlencode
+
+from starlette.requests import Request
+from starlette.responses import Response
+
+from workqueue.entrypoints.web.actions import act
+from workqueue.entrypoints.web.documents import item_document, overview_document
+from workqueue.entrypoints.web.reads import (
+    FAILURES_SHOWN,
+    LARGEST_ID,
+    QUEUED_PAGE,
+    int_param,
+    kind_param,
+    read_item,
+    read_queued_page,
+    services,
+)
+
+__all__ = [
+    "REFRESH_SECONDS",
+    "cancel_item",
+    "item_fragment",
+    "item_page",
+    "not_found",
+    "overview_fragment",
+    "overview_page",
+    "render",
+    "requeue_item",
+]
+
+REFRESH_SECONDS = 2
+"""How often a page's live region is fetched again."""
+
+
+def render(request: Request, template: str, context: dict[str, Any], status: int = 200) -> Response:
+    """``template`` rendered with ``context`` (plus the page-wide values)."""
+    response: Response = request.app.state.templates.TemplateResponse(
+        request,
+        template,
+        {
+            "read_only": services(request).actions is None,
+            "refresh_seconds": REFRESH_SECONDS,
+            "notice": None,
+            **context,
+        },
+        status_code=status,
+    )
+    return response
+
+
+async def _overview_context(request: Request) -> dict[str, Any]:
+    found = services(request)
+    kind = kind_param(request)
+    after = int_param(request, "after", default=0, lowest=0, highest=LARGEST_ID)
+    overview = await found.overview.read()
+    running = await found.monitor.running()
+    page = await read_queued_page(found.monitor, kind=kind, after=after, limit=QUEUED_PAGE)
+    failures = await found.monitor.recent_unsuccessful(limit=FAILURES_SHOWN)
+    now = found.clock.now()
+    query = urlencode({"kind": kind or "", "after": after})
+    running_queued_failures = [
+        [item_document(item, now) for item in items] for items in (running, page.items, failures)
+    ]
+    return {
+        "overview": overview_document(overview),
+        "running": running_queued_failures[0],
+        "queued": running_queued_failures[1],
+        "kind": kind,
+        "after": after,
+        "next_after": page.next_after,
+        "failures": running_queued_failures[2],
+        "live_src": f"/fragments/overview?{query}",
+    }
+
+
+async def overview_page(request: Request) -> Response:
+    """The overview page."""
+    return render(request, "overview.html", await _overview_context(request))
+
+
+async def overview_fragment(request: Request) -> Response:
+    """The overview's live region alone."""
+    return render(request, "_overview.html", await _overview_context(request))
+
+
+async def _item_context(request: Request) -> dict[str, Any] | None:
+    found = services(request)
+    item_id: int = request.path_params["item_id"]
+    item = await read_item(found.monitor, item_id)
+    if item is None:
+        return None
+    return {
+        "item": item_document(item, found.clock.now()),
+        "live_src": f"/fragments/items/{item.id}",
+    }
+
+
+async def item_page(request: Request) -> Response:
+    """One item's page, or a 404 page."""
+    context = await _item_context(request)
+    if context is None:
+        return not_found(request, f"There is no item {request.path_params['item_id']}.")
+    return render(request, "item.html", context)
+
+
+async def _after_action(request: Request, verb: str) -> Response:
+    found = services(request)
+    notice, status = await act(request, found.actions, verb)
+    context = await _item_context(request)
+    if context is None:
+        return render(request, "problem.html", {"title": "Not found", "message": notice}, status)
+    return render(request, "item.html", {**context, "notice": notice}, status)
+
+
+async def cancel_item(request: Request) -> Response:
+    """``POST /items/{id}/cancel``: the item's page, saying what the cancel did."""
+    return await _after_action(request, "cancel")
+
+
+async def requeue_item(request: Request) -> Response:
+    """``POST /items/{id}/requeue``: the item's page, saying what the requeue did."""
+    return await _after_action(request, "requeue")
+
+
+async def item_fragment(request: Request) -> Response:
+    """One item's live region alone, or 404."""
+    context = await _item_context(request)
+    if context is None:
+        return Response(status_code=404)
+    return render(request, "_item.html", context)
+
+
+def not_found(request: Request, message: str) -> Response:
+    """The 404 page saying ``message``."""
+    return render(request, "problem.html", {"title": "Not found", "message": message}, 404)
