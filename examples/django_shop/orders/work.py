@@ -12,10 +12,10 @@ from asgiref.sync import sync_to_async
 from django.core.mail import send_mail
 from django.db import connection
 
-from adapters.clock import SystemClock
-from adapters.psycopg import PsycopgWorkQueue
-from application import KindRegistry
-from domain import WorkContext, WorkHandler, WorkPayload
+from workqueue.adapters.clock import SystemClock
+from workqueue.adapters.psycopg import PsycopgWorkQueue
+from workqueue.application import KindRegistry
+from workqueue.domain import WorkContext, WorkHandler, WorkPayload
 
 
 class ShopKind(StrEnum):

@@ -2,7 +2,12 @@
 
 The database is ``SHOP_DATABASE_URL`` (a ``postgresql://`` URL), the same database
 the queue's tables live in: the point is that an order and the work it asks for
-commit together. Mail goes to Django's in-memory outbox.
+commit together.
+
+Mail goes through the backend ``SHOP_EMAIL_BACKEND`` names (a dotted path, Django's
+``EMAIL_BACKEND``), by default Django's in-memory outbox; Django's file backend
+(``django.core.mail.backends.filebased.EmailBackend``) writes the messages to files
+in the directory ``SHOP_EMAIL_FILE_PATH``.
 """
 
 from __future__ import annotations
@@ -35,5 +40,9 @@ ROOT_URLCONF = "shop_site.urls"
 DATABASES = {"default": _database(os.environ.get("SHOP_DATABASE_URL", "postgresql:///shop"))}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 USE_TZ = True
-EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
+EMAIL_BACKEND = os.environ.get(
+    "SHOP_EMAIL_BACKEND", "django.core.mail.backends.locmem.EmailBackend"
+)
+if "SHOP_EMAIL_FILE_PATH" in os.environ:
+    EMAIL_FILE_PATH = os.environ["SHOP_EMAIL_FILE_PATH"]
 DEFAULT_FROM_EMAIL = "shop@example.com"
