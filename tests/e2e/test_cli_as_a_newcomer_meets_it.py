@@ -1,6 +1,6 @@
 """``workqueue`` as a newcomer meets it, a real process: bad input is refused before any
 database is reached (no embedded server started for it), retries say so, and Ctrl-C during
-them ends the command at once with one line."""
+them ends the command at once with one line (a worker's start-up too, also by SIGTERM)."""
 
 from __future__ import annotations
 
@@ -67,9 +67,20 @@ def _default_sigint() -> None:
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
-@pytest.mark.parametrize("command", [["status"], ["enqueue", "token_cleanup"], ["migrate"]])
-def test_ctrl_c_while_retrying_ends_the_command_at_once_with_one_line(
-    command: list[str], tmp_path: Path
+@pytest.mark.parametrize(
+    ("command", "signum", "status"),
+    [
+        (["status"], signal.SIGINT, 130),
+        (["enqueue", "token_cleanup"], signal.SIGINT, 130),
+        (["migrate"], signal.SIGINT, 130),
+        # A worker whose start-up a stop signal cuts short never ran: not a clean stop.
+        (["worker"], signal.SIGINT, 130),
+        (["worker"], signal.SIGTERM, 143),
+    ],
+    ids=["status", "enqueue", "migrate", "worker-SIGINT", "worker-SIGTERM"],
+)
+def test_a_stop_signal_while_retrying_ends_the_command_at_once_with_one_line(
+    command: list[str], signum: signal.Signals, status: int, tmp_path: Path
 ) -> None:
     log = tmp_path / "stderr"
     with log.open("w") as stderr:
@@ -85,9 +96,9 @@ def test_ctrl_c_while_retrying_ends_the_command_at_once_with_one_line(
             while "retrying (2/5)" not in log.read_text():
                 assert time.monotonic() < deadline, log.read_text()
                 time.sleep(0.05)
-            process.send_signal(signal.SIGINT)
+            process.send_signal(signum)
             interrupted = time.monotonic()
-            status = process.wait(timeout=10)
+            ended = process.wait(timeout=10)
             took = time.monotonic() - interrupted
         finally:
             if process.poll() is None:
@@ -95,7 +106,7 @@ def test_ctrl_c_while_retrying_ends_the_command_at_once_with_one_line(
                 process.wait()
 
     output = log.read_text()
-    assert status == 130
+    assert ended == status
     assert took < 1.5
     assert output.endswith("\nworkqueue: interrupted\n")
     assert "Traceback" not in output

@@ -16,8 +16,8 @@ import pytest
 from service_bench import Bench
 from worker_bench import WORKER_LOG, RoundTripStore, start, statuses, stopped, takes, worker_lines
 
-from application import ExecutorLanes, LeaseRecovery, Worker, WorkScheduler
-from domain import StoreUnavailableError, WorkContext, WorkNotifications, WorkStatus
+from workqueue.application import ExecutorLanes, LeaseRecovery, Worker, WorkScheduler
+from workqueue.domain import StoreUnavailableError, WorkContext, WorkNotifications, WorkStatus
 
 
 def lanes_worker(
@@ -212,7 +212,7 @@ class TestOnePassForAllLanes:
         labels = ["a", "b", "c", "d"]
         takes(bench, 1, *labels)
         for label in labels:
-            await bench.enqueue(label)
+            await bench.enqueue(label, beta=label == "c")
         the_worker = lanes_worker(bench, store, 2, poll_interval=5)
 
         task = await start(bench, the_worker, running)
@@ -220,7 +220,7 @@ class TestOnePassForAllLanes:
         await stopped(bench, the_worker, task)
 
         ran = [message for _, message in worker_lines(caplog) if message.startswith("ran ")]
-        assert ran == ["ran 4 items in 5.000 s: 4 succeeded"]
+        assert ran == ["ran 4 items in 5.000 s: 4 succeeded (alpha 3, beta 1)"]
         assert worker_lines(caplog)[0] == (
             "INFO",
             "worker worker-1 started for kinds alpha, beta, 2 items at a time",

@@ -15,12 +15,12 @@ import pytest
 from dependency_injector import providers
 from worker_world import PRODUCTION_KINDS, WorkerWorld, periodic_kinds
 
-from domain import WorkStatus
-from entrypoints.cli import build_parser
-from entrypoints.worker.app import NO_APP, AppLoadError, WorkQueueApp, load_app
-from entrypoints.worker.container import WorkerContainer, provide
-from entrypoints.worker.run import run_worker
-from entrypoints.worker.settings import WorkerSettings
+from workqueue.domain import WorkStatus
+from workqueue.entrypoints.cli import build_parser
+from workqueue.entrypoints.worker.app import NO_APP, AppLoadError, WorkQueueApp, load_app
+from workqueue.entrypoints.worker.container import WorkerContainer, provide
+from workqueue.entrypoints.worker.run import run_worker
+from workqueue.entrypoints.worker.settings import WorkerSettings
 
 LEASE = timedelta(seconds=60)
 
@@ -30,8 +30,8 @@ from __future__ import annotations
 from datetime import timedelta
 from enum import StrEnum
 
-from domain import WorkContext, WorkHandler, WorkPayload, WorkSchedule
-from entrypoints.worker.app import WorkerResources, WorkQueueApp
+from workqueue.domain import WorkContext, WorkHandler, WorkPayload, WorkSchedule
+from workqueue.entrypoints.worker.app import WorkerResources, WorkQueueApp
 
 
 class GardenKind(StrEnum):
@@ -296,6 +296,26 @@ class TestServing:
         run = world.cli("enqueue", "water", "--app", "garden", container_factory=with_app(world))
 
         assert (run.status, run.out, run.err) == (0, "created item 1 (water)\n", "")
+
+    @pytest.mark.parametrize("named", ["option", "setting"])
+    def test_a_kind_unknown_to_the_named_application_is_simply_unknown(
+        self, world: WorkerWorld, monkeypatch: pytest.MonkeyPatch, named: str
+    ) -> None:
+        # Left out by this application: a built-in kind, yet not served.
+        argv = ["enqueue", "token_cleanup"]
+        if named == "option":
+            argv += ["--app", "garden:no_tokens"]
+        else:
+            monkeypatch.setenv("WORKQUEUE_APP", "garden:no_tokens")
+
+        run = world.cli(*argv, container_factory=with_app(world))
+
+        served = sorted(["mow", "water", *(k for k in PRODUCTION_KINDS if k != "token_cleanup")])
+        assert (run.status, run.out) == (2, "")
+        assert (
+            run.err
+            == f"workqueue: unknown kind 'token_cleanup' (known kinds: {', '.join(served)})\n"
+        )
 
     def test_requeue_knows_the_applications_kinds(self, world: WorkerWorld) -> None:
         enqueued = world.cli("enqueue", "mow", "--app", "garden", container_factory=with_app(world))

@@ -6,23 +6,35 @@ from __future__ import annotations
 
 import asyncio
 from datetime import timedelta
+from enum import StrEnum
 
 import pytest
 from dependency_injector import providers
-from worker_world import WorkerWorld
+from worker_world import PRODUCTION_KINDS, WorkerWorld
 
-from domain import (
+from workqueue.domain import (
     DEFAULT_CANCEL_REASON,
     CancelOutcome,
     TokenCleanup,
     WorkItem,
     WorkItemRetention,
+    WorkPayload,
     WorkStatus,
 )
-from entrypoints.worker.container import WorkerContainer
-from entrypoints.worker.settings import WorkerSettings
+from workqueue.entrypoints.worker.container import WorkerContainer
+from workqueue.entrypoints.worker.settings import WorkerSettings
 
 LEASE = timedelta(seconds=60)
+
+
+class DigestKind(StrEnum):
+    """An application's kind: served only with ``--app`` naming that application."""
+
+    SEND_DIGEST = "send_digest"
+
+
+class SendDigest(WorkPayload):
+    kind = DigestKind.SEND_DIGEST
 
 
 def enqueued(world: WorkerWorld, *, dedup_key: str | None = None) -> int:
@@ -215,6 +227,22 @@ class TestRequeue:
 
     def test_an_id_that_is_no_item_id_is_bad_input(self, world: WorkerWorld) -> None:
         assert world.cli("requeue", "x").status == 2
+
+    def test_an_applications_item_without_the_application_says_to_name_it(
+        self, world: WorkerWorld
+    ) -> None:
+        item_id = asyncio.run(world.queue.enqueue(SendDigest())).id
+        asyncio.run(world.store.cancel(item_id, reason="not today"))
+
+        run = world.cli("requeue", str(item_id))
+
+        assert (run.status, run.out) == (2, "")
+        assert run.err == (
+            f"workqueue: unknown kind 'send_digest' (known kinds: {', '.join(PRODUCTION_KINDS)}): "
+            "not a built-in kind; if it is your application's, pass --app MODULE or set "
+            "WORKQUEUE_APP\n"
+        )
+        assert len(world.state.items) == 1
 
     def test_a_schema_not_current_is_a_failure_and_nothing_is_written(
         self, world: WorkerWorld

@@ -16,10 +16,10 @@ import pytest
 from dependency_injector import providers
 from worker_world import DATABASE_URL, WorkerWorld
 
-from entrypoints.worker.container import WorkerContainer, provide
-from entrypoints.worker.database import DatabaseTarget
-from entrypoints.worker.run import ShutdownSignals, run_worker
-from entrypoints.worker.settings import WorkerSettings
+from workqueue.entrypoints.worker.container import WorkerContainer, provide
+from workqueue.entrypoints.worker.database import DatabaseTarget
+from workqueue.entrypoints.worker.run import ShutdownSignals, run_worker
+from workqueue.entrypoints.worker.settings import WorkerSettings
 
 SAFETY_NET = 10.0
 
@@ -32,7 +32,7 @@ RUN_LOG = "workqueue.cli.worker"
 STOP = signal.SIGUSR1
 
 
-async def ended(running: asyncio.Task[None]) -> None:
+async def ended(running: asyncio.Task[object]) -> None:
     """Let the loop take in the signal and the run wind down; it must not need long.
 
     No wall-clock timeout here: one that cancelled the awaiting test would cancel
@@ -96,7 +96,7 @@ class ClosableDatabase:
 
 
 class TestStopSignals:
-    async def test_a_stop_signal_during_startup_ends_the_run_quietly_and_closes_resources(
+    async def test_a_stop_signal_during_startup_closes_resources_and_the_run_gives_the_signal(
         self, world: WorkerWorld, info_log: pytest.LogCaptureFixture, stop_signal_ignored: None
     ) -> None:
         schema = BlockingSchema()
@@ -111,10 +111,14 @@ class TestStopSignals:
         os.kill(os.getpid(), STOP)
         await ended(running)
 
+        # The worker never ran: the CLI says "interrupted" and exits 128 + the signal.
+        assert running.result() is STOP
         assert run_lines(info_log)[-2:] == [
             ("INFO", "SIGUSR1 received: stopping gracefully (send it again to force)"),
-            ("INFO", "stopped during start-up"),
+            ("INFO", "SIGUSR1 during start-up: the worker never ran"),
         ]
+        abandoned = [r for r in info_log.records if r.name == RUN_LOG][-1]
+        assert getattr(abandoned, "signal", None) == "SIGUSR1"
         assert database.closed
         assert world.state.items == {}
         assert asyncio.get_running_loop().remove_signal_handler(STOP) is False
@@ -132,6 +136,8 @@ class TestStopSignals:
         os.kill(os.getpid(), STOP)
         await ended(running)
 
+        # A clean stop: the CLI exits 0.
+        assert running.result() is None
         assert run_lines(info_log)[-2:] == [
             ("INFO", "SIGUSR1 received: stopping gracefully (send it again to force)"),
             ("INFO", "worker shut down"),
@@ -178,9 +184,9 @@ class TestStopSignals:
     async def test_a_fresh_run_has_received_no_signal(self) -> None:
         signals = ShutdownSignals(asyncio.create_task(asyncio.sleep(0)))
 
-        assert (signals.received, signals.requested) == (0, False)
+        assert (signals.received, signals.requested, signals.first) == (0, False, None)
         signals.on_signal(signal.SIGINT)
-        assert (signals.received, signals.requested) == (1, True)
+        assert (signals.received, signals.requested, signals.first) == (1, True, signal.SIGINT)
 
     async def test_run_worker_outside_a_task_is_refused(
         self, world: WorkerWorld, monkeypatch: pytest.MonkeyPatch
@@ -233,7 +239,9 @@ class TestStartupLines:
 
 
 @contextlib.asynccontextmanager
-async def running_worker(container: WorkerContainer) -> AsyncIterator[asyncio.Task[None]]:
+async def running_worker(
+    container: WorkerContainer,
+) -> AsyncIterator[asyncio.Task[signal.Signals | None]]:
     """A run of ``container``'s worker, stopped by the stop signal when the block ends.
 
     A run the block left running (a failed assertion) is cancelled, so that no
