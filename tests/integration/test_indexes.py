@@ -225,10 +225,10 @@ async def test_a_due_periodic_enqueue_reads_each_due_index_and_few_pages(
         QUEUE_SQL["enqueue_if_due"],
         ContractKind.ALPHA.value,
         '{"number": 1}',
-        "periodic",
         now,
-        now - timedelta(days=1),
         CHANNEL,
+        "periodic",
+        now - timedelta(days=1),
         queued_kind=ContractKind.BETA.value,
     )
 

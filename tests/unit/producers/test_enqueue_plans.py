@@ -89,7 +89,7 @@ class TestOneEnqueue:
 
         assert exchange.run() == EnqueueResult(id=8, created=created)
         assert exchange.sent == [
-            Statement("enqueue_one", ("token_cleanup", "{}", "nightly", clock.now(), CHANNEL))
+            Statement("enqueue_one", ("token_cleanup", "{}", clock.now(), CHANNEL, "nightly"))
         ]
 
     async def test_a_twin_it_could_not_read_costs_a_pass_stamped_with_the_time_of_that_pass(
@@ -104,9 +104,9 @@ class TestOneEnqueue:
         with pytest.raises(StopIteration) as done:
             plan.send([(12, False)])
 
-        assert first.arguments[3] == clock.now() - timedelta(seconds=3)
+        assert first.arguments[2] == clock.now() - timedelta(seconds=3)
         assert second == Statement(
-            "enqueue_one", ("token_cleanup", "{}", "k", clock.now(), CHANNEL)
+            "enqueue_one", ("token_cleanup", "{}", clock.now(), CHANNEL, "k")
         )
         assert done.value.value == EnqueueResult(id=12, created=False)
 
@@ -170,8 +170,8 @@ class TestABatch:
                     '["work_item_retention","token_cleanup","work_item_retention"]',
                     '[{"retention_days":1.0},{},{"retention_days":2.0}]',
                     clock.now(),
-                    '["token_cleanup","work_item_retention"]',
                     CHANNEL,
+                    '["token_cleanup","work_item_retention"]',
                 ),
             )
         ]
@@ -191,9 +191,9 @@ class TestABatch:
                 (
                     '["token_cleanup","work_item_retention"]',
                     '[{},{"retention_days":7.0}]',
-                    '["k",null]',
                     clock.now(),
                     CHANNEL,
+                    '["k",null]',
                 ),
             )
         ]
@@ -220,9 +220,9 @@ class TestABatch:
             (
                 '["work_item_retention","work_item_retention"]',
                 '[{"retention_days":1.0},{"retention_days":3.0}]',
-                '["a","c"]',
                 clock.now(),
                 CHANNEL,
+                '["a","c"]',
             ),
         )
         assert done.value.value == [
@@ -284,10 +284,10 @@ class TestAPeriodicEnqueue:
             (
                 "token_cleanup",
                 "{}",
-                "periodic",
                 clock.now(),
-                clock.now() - timedelta(hours=1),
                 CHANNEL,
+                "periodic",
+                clock.now() - timedelta(hours=1),
             ),
         )
         assert done.value.value == EnqueueResult(id=17, created=True)

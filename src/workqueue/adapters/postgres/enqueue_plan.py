@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from collections.abc import Generator, Sequence
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any, NamedTuple, TypeAlias, TypeVar
 
 from pydantic_core import from_json, to_json
@@ -165,9 +165,8 @@ def single_enqueue(request: CheckedRequest, clock: Clock) -> Plan[EnqueueResult]
     if request.dedup_key is None:
         return inserted((yield plain_insert(request, clock)))
     for _ in range(MAX_DEDUP_PASSES):
-        rows = yield Statement(
-            "enqueue_one",
-            (request.kind, request.payload_json, request.dedup_key, clock.now(), CHANNEL),
+        rows = yield _insert(
+            "enqueue_one", request.kind, request.payload_json, clock.now(), request.dedup_key
         )
         item_id, created = rows[0]
         if item_id is not None:
@@ -184,9 +183,7 @@ def plain_insert(request: CheckedRequest, clock: Clock) -> Statement:
     :func:`single_enqueue` sends it for such a request; a queue may send it itself,
     without a plan to drive around one statement.
     """
-    return Statement(
-        "enqueue_one_without_key", (request.kind, request.payload_json, clock.now(), CHANNEL)
-    )
+    return _insert("enqueue_one_without_key", request.kind, request.payload_json, clock.now())
 
 
 def inserted(rows: Rows) -> EnqueueResult:
@@ -205,18 +202,15 @@ def batch_enqueue(batch: CheckedBatch, clock: Clock) -> Plan[list[EnqueueResult]
         return []
     if all(dedup_key is None for dedup_key in batch.dedup_keys):
         # Nothing to absorb: one insert of the whole batch, every request creates.
-        rows = yield Statement(
+        rows = yield _insert(
             "enqueue_without_keys",
-            (
-                # One JSON array each for the whole batch: the client encodes one text
-                # instead of a thousand, and the server parses one.
-                to_json(batch.kinds).decode(),
-                to_json(batch.payloads).decode(),
-                clock.now(),
-                # The kinds to notify: every request creates, so every kind gets work.
-                to_json(sorted(set(batch.kinds))).decode(),
-                CHANNEL,
-            ),
+            # One JSON array each for the whole batch: the client encodes one text
+            # instead of a thousand, and the server parses one.
+            to_json(batch.kinds).decode(),
+            to_json(batch.payloads).decode(),
+            clock.now(),
+            # The kinds to notify: every request creates, so every kind gets work.
+            to_json(sorted(set(batch.kinds))).decode(),
         )
         return [EnqueueResult(id=item_id, created=True) for item_id in from_json(rows[0][0])]
     results: list[EnqueueResult | None] = [None] * len(batch.kinds)
@@ -225,15 +219,12 @@ def batch_enqueue(batch: CheckedBatch, clock: Clock) -> Plan[list[EnqueueResult]
     # its queued twin could not be read (see MAX_DEDUP_PASSES); the next pass then
     # inserts it or finds the twin.
     for _ in range(MAX_DEDUP_PASSES):
-        rows = yield Statement(
+        rows = yield _insert(
             "enqueue",
-            (
-                to_json([batch.kinds[position] for position in unanswered]).decode(),
-                to_json([batch.payloads[position] for position in unanswered]).decode(),
-                to_json([batch.dedup_keys[position] for position in unanswered]).decode(),
-                clock.now(),
-                CHANNEL,
-            ),
+            to_json([batch.kinds[position] for position in unanswered]).decode(),
+            to_json([batch.payloads[position] for position in unanswered]).decode(),
+            clock.now(),
+            to_json([batch.dedup_keys[position] for position in unanswered]).decode(),
         )
         left = []
         for position, (_, item_id, created) in zip(unanswered, rows, strict=True):
@@ -262,11 +253,17 @@ def due_enqueue(
     # Read after the lock is granted: a scheduler that waited judges due-ness, and
     # stamps its item, as of when its turn came.
     now = clock.now()
-    rows = yield Statement(
-        "enqueue_if_due",
-        (request.kind, request.payload_json, request.dedup_key, now, now - interval, CHANNEL),
+    rows = yield _insert(
+        "enqueue_if_due", request.kind, request.payload_json, now, request.dedup_key, now - interval
     )
     return EnqueueResult(id=rows[0][0], created=True) if rows else None
+
+
+def _insert(name: str, kind: Any, payload: Any, now: datetime, *rest: Any) -> Statement:
+    """The statement ``name`` of queue.sql that inserts, with its parameters in the one
+    order every such statement takes: kind(s), payload(s), enqueued_at, the channel to
+    notify, then what the statement alone needs (``rest``)."""
+    return Statement(name, (kind, payload, now, CHANNEL, *rest))
 
 
 _RACED = (

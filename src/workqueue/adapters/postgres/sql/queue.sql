@@ -7,10 +7,13 @@
 -- as written, with PostgreSQL's own $n placeholders, and the same parameters
 -- (adapters/postgres/enqueue_plan.py).
 --
--- One round trip for a whole batch: $1 kinds, $2 payloads and $3 dedup keys (null
--- for none) are parallel JSON arrays, each sent as text, in request order; $4 is
--- enqueued_at; $5 the channel to notify (every statement here takes it, so its
--- name is written once, in adapters/postgres/channel.py). JSON text rather than
+-- Every statement here that inserts takes its parameters in one order, built in
+-- one place (enqueue_plan.py, `_insert`): $1 the kind(s), $2 the payload(s), $3
+-- enqueued_at, $4 the channel to notify (its name is written once, in
+-- adapters/postgres/channel.py), then what the statement alone needs.
+--
+-- One round trip for a whole batch: $1 kinds, $2 payloads and $5 dedup keys (null
+-- for none) are parallel JSON arrays, each sent as text, in request order. JSON text rather than
 -- text[] arrays: one text per parameter to encode and parse instead of one per
 -- request, and no array type for asyncpg to look up (a query of its own, ~12 ms)
 -- on every new connection.
@@ -29,7 +32,7 @@ WITH request AS (
     -- Cast here, past the pool's jsonb codec; a JSON null key is an SQL null.
     FROM ROWS FROM (jsonb_array_elements_text($1::text::jsonb),
                     jsonb_array_elements($2::text::jsonb),
-                    jsonb_array_elements_text($3::text::jsonb))
+                    jsonb_array_elements_text($5::text::jsonb))
          WITH ORDINALITY AS r (kind, payload, dedup_key, position)
 ),
 candidate AS MATERIALIZED (
@@ -42,7 +45,7 @@ candidate AS MATERIALIZED (
 inserted AS (
     INSERT INTO work_items (id, kind, payload, status, attempt, stalls, dedup_key, enqueued_at)
     OVERRIDING SYSTEM VALUE
-    SELECT c.id, c.kind, c.payload, 'queued', 0, 0, c.dedup_key, $4::timestamptz
+    SELECT c.id, c.kind, c.payload, 'queued', 0, 0, c.dedup_key, $3::timestamptz
     FROM candidate AS c
     -- Inserted in one order for every batch, by kind and key, not in request order
     -- (the ids above keep that): an insert whose twin is uncommitted in another
@@ -57,7 +60,7 @@ inserted AS (
 notified AS (
     -- Wakes idle workers listening on the channel when this transaction commits
     -- (nobody, if it rolls back); one notification per kind that got new work.
-    SELECT count(pg_notify($5, k.kind)) AS kinds
+    SELECT count(pg_notify($4, k.kind)) AS kinds
     FROM (SELECT DISTINCT kind FROM inserted) AS k
 )
 SELECT r.position,
@@ -80,8 +83,8 @@ ORDER BY r.position;
 -- drawing, conflict handling or joins back, and it answers with one JSON array of
 -- ids (as text, like the parameters) instead of a row per request. $1 kinds, $2
 -- payloads (JSON arrays as in enqueue), parallel in request order; $3 enqueued_at;
--- $4 the batch's kinds once each (a JSON array); $5 the channel to notify, as in
--- enqueue. Returns the new ids in ascending
+-- $4 the channel to notify; $5 the batch's kinds once each (a JSON array).
+-- Returns the new ids in ascending
 -- order: rows are inserted in request order, each drawing its id from the identity
 -- sequence as it is inserted, so the n-th smallest id is the n-th request's (other
 -- sessions' enqueues may leave gaps between them, never change their order).
@@ -98,8 +101,8 @@ notified AS (
     -- As in enqueue: one notification per kind that got new work, sent at commit.
     -- Every request creates, so those are the batch's kinds, which the caller
     -- knows: no need to gather them again from the inserted rows.
-    SELECT count(pg_notify($5, k.kind)) AS kinds
-    FROM jsonb_array_elements_text($4::text::jsonb) AS k (kind)
+    SELECT count(pg_notify($4, k.kind)) AS kinds
+    FROM jsonb_array_elements_text($5::text::jsonb) AS k (kind)
 )
 SELECT coalesce((SELECT json_agg(id ORDER BY id) FROM inserted), '[]')::text AS ids
 FROM notified;
@@ -110,20 +113,20 @@ FROM notified;
 -- drawing, so it costs the server about a quarter less than the batch statement
 -- with one element, on the path producers take most.
 -- $1 kind, $2 payload (JSON text; cast here, past the pool's jsonb codec), $3
--- dedup key or null, $4 enqueued_at, $5 the channel to notify. One row: the item's
+-- enqueued_at, $4 the channel to notify, $5 dedup key or null. One row: the item's
 -- id and whether this request created it. The id is null only when the queued
 -- item that absorbed the request left queued between the insert and the lookup (a
 -- claim raced us), or was committed by another transaction while this statement
 -- waited for it (its snapshot predates that commit): the caller enqueues again.
 WITH inserted AS (
     INSERT INTO work_items (kind, payload, status, attempt, stalls, dedup_key, enqueued_at)
-    VALUES ($1, $2::text::jsonb, 'queued', 0, 0, $3, $4::timestamptz)
+    VALUES ($1, $2::text::jsonb, 'queued', 0, 0, $5, $3::timestamptz)
     ON CONFLICT (kind, dedup_key) WHERE status = 'queued' AND dedup_key IS NOT NULL DO NOTHING
     RETURNING id, kind
 ),
 notified AS (
     -- As in enqueue: wakes idle workers listening on the channel at commit.
-    SELECT count(pg_notify($5, kind)) AS kinds FROM inserted
+    SELECT count(pg_notify($4, kind)) AS kinds FROM inserted
 )
 SELECT coalesce(i.id, absorber.id) AS id, i.id IS NOT NULL AS created
 FROM notified
@@ -132,7 +135,7 @@ LEFT JOIN work_items AS absorber
        ON i.id IS NULL
       AND absorber.status = 'queued'
       AND absorber.kind = $1
-      AND absorber.dedup_key = $3;
+      AND absorber.dedup_key = $5;
 
 -- name: enqueue_one_without_key
 -- A single enqueue without a dedup key, the usual one: nothing can absorb it, so
@@ -172,22 +175,22 @@ SELECT pg_advisory_xact_lock(2003923044, hashtext($1));
 -- name: enqueue_if_due
 -- Insert a queued item only if its periodic kind is due (DESIGN.md semantics 7),
 -- under lock_periodic_kind in the same transaction (see there for why).
--- $1 kind, $2 payload (JSON text), $3 dedup key, $4 enqueued_at (now), $5 the
--- latest finish that is long enough ago (now - interval), $6 the channel to
--- notify. Returns the new item's
+-- $1 kind, $2 payload (JSON text), $3 enqueued_at (now), $4 the channel to
+-- notify, $5 dedup key, $6 the latest finish that is long enough ago (now -
+-- interval). Returns the new item's
 -- id, or no row when the kind is not due. Each NOT EXISTS reads one partial
 -- index: work_items_queued_by_kind, work_items_running, work_items_newest_finished.
 -- The payload arrives as text and is cast here, past the pool's jsonb codec, which
 -- would otherwise store the JSON text as one JSON string.
 WITH inserted AS (
     INSERT INTO work_items (kind, payload, status, attempt, stalls, dedup_key, enqueued_at)
-    SELECT $1, $2::text::jsonb, 'queued', 0, 0, $3, $4::timestamptz
+    SELECT $1, $2::text::jsonb, 'queued', 0, 0, $5, $3::timestamptz
     WHERE NOT EXISTS (SELECT 1 FROM work_items WHERE status = 'queued' AND kind = $1)
       AND NOT EXISTS (SELECT 1 FROM work_items WHERE status = 'running' AND kind = $1)
       AND NOT EXISTS (SELECT 1
                       FROM work_items
                       WHERE status NOT IN ('queued', 'running') AND kind = $1
-                        AND finished_at > $5::timestamptz)
+                        AND finished_at > $6::timestamptz)
     -- A plain enqueue takes no periodic lock: a queued twin it committed after this
     -- statement's snapshot means the kind is not due after all, so nothing is
     -- written and no row is returned.
@@ -198,4 +201,4 @@ SELECT i.id
 FROM inserted AS i
 -- Wakes idle workers listening on the channel when this transaction commits, as
 -- enqueue does for a created item.
-CROSS JOIN LATERAL (SELECT pg_notify($6, i.kind)) AS notified;
+CROSS JOIN LATERAL (SELECT pg_notify($4, i.kind)) AS notified;
