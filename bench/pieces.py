@@ -31,7 +31,7 @@ from bench.assembly import EVENT_LOOPS, bench_registry, configure_bench_logging,
 from bench.kinds import BenchKind, NoopJob
 from workqueue.adapters.clock import SystemClock
 from workqueue.application import KindRegistry, WorkExecutor
-from workqueue.domain import Lease, WorkItem, WorkStatus
+from workqueue.domain import Lease, RunOutcome, WorkItem, WorkStatus
 from workqueue.domain.payload_check import checked_payload_text
 
 __all__ = ["main"]
@@ -154,7 +154,7 @@ async def _round_trips(dsn: str, items: int) -> None:
                         lease_duration=lease,
                     )
                 else:
-                    await store.complete(item.lease, progress=None)
+                    await store.finish(item.lease, RunOutcome.succeeded(None))
                     item = await store.claim(kinds, worker_id="pieces", lease_duration=lease)
             name = "complete_and_claim" if combined else "claim, then complete"
             print(f"{name + ':':27}{_per_item(done, started)}")

@@ -39,7 +39,7 @@ from workqueue.adapters.postgres import (
     create_pool,
 )
 from workqueue.application import ExecutionStatus, KindRegistry, WorkExecutor
-from workqueue.domain import EnqueueRequest, TokenCleanup, WorkItemRetention, WorkKind
+from workqueue.domain import EnqueueRequest, RunOutcome, TokenCleanup, WorkItemRetention, WorkKind
 from workqueue.entrypoints.worker.handlers import TokenCleanupHandler, WorkItemRetentionHandler
 
 __all__ = ["growth"]
@@ -122,7 +122,7 @@ async def _mean_cycles(dsns: tuple[str, str], cycles: int, batch_size: int) -> t
                     item = await store.claim(kinds, worker_id="bench-w5", lease_duration=_LEASE)
                     if item is None:
                         raise RuntimeError("W5 ran out of queued items")
-                    await store.complete(item.lease, progress=None)
+                    await store.finish(item.lease, RunOutcome.succeeded(None))
                 spent[index] += time.perf_counter() - started
         return spent[0] / cycles, spent[1] / cycles
     finally:
@@ -162,7 +162,7 @@ async def _purge_with_claims(dsn: str, *, expected: int) -> dict[str, Any]:
             )
             claims.append(time.perf_counter() - before)
             if item is not None:
-                await claimer_store.complete(item.lease, progress=None)
+                await claimer_store.finish(item.lease, RunOutcome.succeeded(None))
         outcome = await purging
         seconds = time.perf_counter() - started
         purged = await store.get(retention.id)

@@ -3,7 +3,7 @@
 A store written outside workqueue, as a third party would write one: it
 subclasses the port, ``workqueue.domain.WorkStore``, and implements every method by
 handing it to the store it wraps. It leaves ``complete_and_claim`` to the
-port's default, a ``complete`` and then a ``claim`` (both counted), whatever
+port's default, a ``finish`` and then a ``claim`` (both counted), whatever
 the wrapped store would do in one step.
 """
 
@@ -20,6 +20,7 @@ from workqueue.domain import (
     HeartbeatAnswer,
     Lease,
     RecoveryResult,
+    RunOutcome,
     WorkItem,
     WorkStatus,
     WorkStore,
@@ -53,25 +54,13 @@ class MeteredWorkStore(WorkStore):
         self.calls["heartbeat"] += 1
         return await self.inner.heartbeat(lease, progress=progress, lease_duration=lease_duration)
 
-    async def complete(self, lease: Lease, *, progress: JsonValue) -> bool:
-        self.calls["complete"] += 1
-        return await self.inner.complete(lease, progress=progress)
-
-    async def fail(self, lease: Lease, *, error: str, progress: JsonValue) -> bool:
-        self.calls["fail"] += 1
-        return await self.inner.fail(lease, error=error, progress=progress)
-
-    async def mark_cancelled(self, lease: Lease, *, progress: JsonValue) -> bool:
-        self.calls["mark_cancelled"] += 1
-        return await self.inner.mark_cancelled(lease, progress=progress)
+    async def finish(self, lease: Lease, outcome: RunOutcome) -> bool:
+        self.calls["finish"] += 1
+        return await self.inner.finish(lease, outcome)
 
     async def cancel(self, item_id: int, *, reason: str) -> CancelOutcome:
         self.calls["cancel"] += 1
         return await self.inner.cancel(item_id, reason=reason)
-
-    async def release(self, lease: Lease, *, progress: JsonValue) -> bool:
-        self.calls["release"] += 1
-        return await self.inner.release(lease, progress=progress)
 
     async def recover_expired(self, *, max_stalls: int) -> RecoveryResult:
         self.calls["recover_expired"] += 1

@@ -32,7 +32,7 @@ from workqueue.adapters.postgres import (
     create_pool,
 )
 from workqueue.adapters.testing.contract.kinds import AlphaJob, BetaJob, ContractKind
-from workqueue.domain import HeartbeatAnswer
+from workqueue.domain import HeartbeatAnswer, RunOutcome
 
 pytestmark = pytest.mark.e2e
 
@@ -114,7 +114,7 @@ async def test_the_page_follows_a_running_item_and_shows_markup_as_text(
         await queue.enqueue(BetaJob(label="will fail"))
         doomed = await store.claim([ContractKind.BETA], worker_id="w-old", lease_duration=LEASE)
         assert doomed is not None
-        await store.fail(doomed.lease, error=HOSTILE_ERROR, progress={"page": 3})
+        await store.finish(doomed.lease, RunOutcome.failed(HOSTILE_ERROR, {"page": 3}))
         for number in range(3):
             await queue.enqueue(AlphaJob(number=number))
         item = await store.claim([ContractKind.ALPHA], worker_id="crawler-1", lease_duration=LEASE)
@@ -206,7 +206,7 @@ async def test_with_the_token_the_cancel_button_ends_a_running_item_cancelled(
         # The holder's next heartbeat learns of it, and the holder marks it cancelled.
         answer = await store.heartbeat(item.lease, progress=None, lease_duration=LEASE)
         assert answer is HeartbeatAnswer.CANCEL_REQUESTED
-        assert await store.mark_cancelled(item.lease, progress=None)
+        assert await store.finish(item.lease, RunOutcome.cancelled(None))
 
         def heading(driver: object) -> str:
             text: str = driver.find_element(By.CSS_SELECTOR, "#item h2").text  # type: ignore[attr-defined]

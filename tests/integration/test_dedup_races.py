@@ -24,7 +24,7 @@ from workqueue.adapters.postgres import (
 )
 from workqueue.adapters.testing import FakeClock
 from workqueue.adapters.testing.contract.kinds import AlphaJob, ContractKind
-from workqueue.domain import RecoveryResult, WorkItem, WorkStatus
+from workqueue.domain import RecoveryResult, RunOutcome, WorkItem, WorkStatus
 
 KEY = "daily"
 LEASE = timedelta(seconds=60)
@@ -102,7 +102,7 @@ async def test_a_release_racing_a_committed_twin_is_superseded_by_it(
     item = await running_item_with_a_key(store, queue)
 
     released, twin_id = await race_a_twin_against(
-        database_url, clock, lambda: store.release(item.lease, progress=None)
+        database_url, clock, lambda: store.finish(item.lease, RunOutcome.released(None))
     )
 
     assert released is True

@@ -20,7 +20,7 @@ from workqueue.adapters.postgres import (
 )
 from workqueue.adapters.testing import FakeClock
 from workqueue.adapters.testing.contract.kinds import AlphaJob, ContractKind
-from workqueue.domain import EnqueueRequest, Lease, StoreUnavailableError, WorkSchedule
+from workqueue.domain import EnqueueRequest, Lease, RunOutcome, StoreUnavailableError, WorkSchedule
 
 LEASE = Lease(item_id=1, attempt=1)
 MINUTE = timedelta(minutes=1)
@@ -40,9 +40,9 @@ CALLS: dict[str, Callable[[Adapters], Awaitable[object]]] = {
     "enqueue_if_due": lambda a: a.queue.enqueue_if_due(WorkSchedule(AlphaJob(number=1), MINUTE)),
     "claim": lambda a: a.store.claim([ContractKind.ALPHA], worker_id="w", lease_duration=MINUTE),
     "heartbeat": lambda a: a.store.heartbeat(LEASE, progress=None, lease_duration=MINUTE),
-    "complete": lambda a: a.store.complete(LEASE, progress=None),
-    "fail": lambda a: a.store.fail(LEASE, error="boom", progress=None),
-    "release": lambda a: a.store.release(LEASE, progress=None),
+    "complete": lambda a: a.store.finish(LEASE, RunOutcome.succeeded(None)),
+    "fail": lambda a: a.store.finish(LEASE, RunOutcome.failed("boom", None)),
+    "release": lambda a: a.store.finish(LEASE, RunOutcome.released(None)),
     "recover_expired": lambda a: a.store.recover_expired(max_stalls=3),
     "is_due": lambda a: a.store.is_due(ContractKind.ALPHA, MINUTE),
     "purge_finished": lambda a: a.store.purge_finished(finished_before=a.now, limit=10),

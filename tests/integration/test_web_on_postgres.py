@@ -22,7 +22,7 @@ from workqueue.adapters.postgres import (
 )
 from workqueue.adapters.testing import FakeClock
 from workqueue.adapters.testing.contract.kinds import AlphaJob, BetaJob, ContractKind
-from workqueue.domain import WorkPayload
+from workqueue.domain import RunOutcome, WorkPayload
 from workqueue.entrypoints.web.actions import WebActions
 from workqueue.entrypoints.web.app import create_app
 from workqueue.entrypoints.web.overview import OverviewReader
@@ -47,7 +47,9 @@ async def fill(pool: asyncpg.Pool, clock: FakeClock) -> dict[str, int]:
     failed = (await queue.enqueue(AlphaJob(number=1))).id
     item = await store.claim([ContractKind.ALPHA], worker_id="w-old", lease_duration=lease)
     assert item is not None
-    await store.fail(item.lease, error="RuntimeError: <script>alert(1)</script>", progress=None)
+    await store.finish(
+        item.lease, RunOutcome.failed("RuntimeError: <script>alert(1)</script>", None)
+    )
     running = (await queue.enqueue(BetaJob(label="b"))).id
     item = await store.claim([ContractKind.BETA], worker_id="w-1", lease_duration=lease)
     assert item is not None

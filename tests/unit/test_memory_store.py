@@ -20,6 +20,7 @@ from workqueue.domain import (
     EnqueueRequest,
     InvalidPayloadError,
     Lease,
+    RunOutcome,
     StoreUnavailableError,
     TokenCleanup,
     WorkItemRetention,
@@ -66,9 +67,9 @@ async def test_an_unavailable_state_fails_every_call_and_changes_nothing(
         queue.enqueue_if_due(WorkSchedule(payload=AlphaJob(), interval=LEASE)),
         store.claim(["contract_alpha"], worker_id="w", lease_duration=LEASE),
         store.heartbeat(claimed.lease, progress=None, lease_duration=LEASE),
-        store.complete(claimed.lease, progress=None),
-        store.fail(claimed.lease, error="x", progress=None),
-        store.release(claimed.lease, progress=None),
+        store.finish(claimed.lease, RunOutcome.succeeded(None)),
+        store.finish(claimed.lease, RunOutcome.failed("x", None)),
+        store.finish(claimed.lease, RunOutcome.released(None)),
         store.recover_expired(max_stalls=3),
         store.is_due("contract_alpha", LEASE),
         store.purge_finished(finished_before=clock.now(), limit=10),
@@ -126,7 +127,7 @@ async def test_ids_are_never_handed_out_twice_even_after_a_purge(
     first = await queue.enqueue(AlphaJob())
     item = await store.claim(["contract_alpha"], worker_id="w", lease_duration=LEASE)
     assert item is not None
-    await store.complete(item.lease, progress=None)
+    await store.finish(item.lease, RunOutcome.succeeded(None))
     await clock.advance(1)
     assert await store.purge_finished(finished_before=clock.now(), limit=10) == 1
 
@@ -191,7 +192,7 @@ async def test_a_write_with_a_lease_on_a_purged_item_is_refused(
     await queue.enqueue(AlphaJob())
     item = await store.claim(["contract_alpha"], worker_id="w", lease_duration=LEASE)
     assert item is not None
-    await store.complete(item.lease, progress=None)
+    await store.finish(item.lease, RunOutcome.succeeded(None))
     await clock.advance(1)
     await store.purge_finished(finished_before=clock.now(), limit=10)
 
@@ -202,7 +203,7 @@ async def finish_one(queue: InMemoryWorkQueue, store: InMemoryWorkStore) -> int:
     item_id = (await queue.enqueue(TokenCleanup())).id
     claimed = await store.claim(["token_cleanup"], worker_id="w", lease_duration=LEASE)
     assert claimed is not None
-    await store.complete(claimed.lease, progress=None)
+    await store.finish(claimed.lease, RunOutcome.succeeded(None))
     return item_id
 
 

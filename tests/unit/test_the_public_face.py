@@ -5,6 +5,7 @@ extra to install."""
 from __future__ import annotations
 
 import importlib
+import io
 import sys
 import tomllib
 from pathlib import Path
@@ -56,7 +57,9 @@ class TestTheNamesOfTheFace:
             "__version__",
         } <= set(workqueue.__all__)
 
-    def test_every_name_is_kept_once_it_is_read(self) -> None:
+    def test_every_name_is_kept_once_it_is_read(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        monkeypatch.delattr(workqueue, "WorkSchedule", raising=False)
+
         value = workqueue.WorkSchedule
 
         assert vars(workqueue)["WorkSchedule"] is value
@@ -136,3 +139,35 @@ def test_the_command_prints_the_bare_version(capsys: pytest.CaptureFixture[str])
 
     assert main(["--version"]) == 0
     assert capsys.readouterr().out == f"{workqueue.__version__}\n"
+
+
+def test_workqueue_web_without_the_web_extra_says_which_extra_to_install(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from workqueue.entrypoints.cli import main
+
+    # As if uvicorn (the web extra) were not installed, and the view never imported.
+    monkeypatch.setitem(sys.modules, "uvicorn", None)
+    for module in [m for m in sys.modules if m.startswith("workqueue.entrypoints.web")]:
+        monkeypatch.delitem(sys.modules, module)
+    monkeypatch.setenv("WORKQUEUE_DATABASE_URL", "postgresql://nobody@127.0.0.1:1/x")
+    err = io.StringIO()
+
+    assert main(["web"], err=err) == 1
+    assert err.getvalue() == (
+        "workqueue: workqueue web needs the 'web' extra (uvicorn is not installed): "
+        "pip install 'workqueue-pg[web]'\n"
+    )
+
+
+def test_workqueue_web_lets_other_import_errors_through(monkeypatch: pytest.MonkeyPatch) -> None:
+    from workqueue.entrypoints.cli import main
+
+    # A module of our own that is missing is a broken install, not a missing extra.
+    monkeypatch.setitem(sys.modules, "workqueue.entrypoints.web.run", None)
+    monkeypatch.setenv("WORKQUEUE_DATABASE_URL", "postgresql://nobody@127.0.0.1:1/x")
+    err = io.StringIO()
+
+    assert main(["web"], err=err) == 1
+    assert "web extra" not in err.getvalue()
+    assert err.getvalue().startswith("workqueue: import of workqueue.entrypoints.web.run halted")

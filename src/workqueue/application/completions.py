@@ -24,7 +24,7 @@ from datetime import timedelta
 from pydantic import JsonValue
 
 from workqueue.application.coalescer import Coalescer
-from workqueue.domain import Lease, LeaseProgress, ProgressSnapshot, WorkItem, WorkStore
+from workqueue.domain import Lease, LeaseProgress, ProgressSnapshot, RunOutcome, WorkItem, WorkStore
 
 __all__ = ["Completions", "SharedCompletions", "SoloCompletions"]
 
@@ -124,7 +124,7 @@ class SharedCompletions(Completions):
         if item is None:
             return
         try:
-            await self._store.release(item.lease, progress=item.progress)
+            await self._store.finish(item.lease, RunOutcome.released(item.progress))
         except Exception as error:
             logger.warning(
                 "could not release %s item %d, claimed for a lane that stopped: %s; "

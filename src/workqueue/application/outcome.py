@@ -1,7 +1,9 @@
 """The outcome writer: how a claimed item ended, written once, fenced by its lease.
 
 Completing, failing, cancelling and releasing an item are one write with one shape
-(:meth:`OutcomeWriter.write`): a fenced store call, retried with backoff while the
+(:meth:`OutcomeWriter.write`): the store's one fenced call,
+:meth:`~workqueue.domain.WorkStore.finish`, with the verdict's
+:class:`~workqueue.domain.RunOutcome`, retried with backoff while the
 store is unreachable, whose answer makes the outcome. True: the outcome is what
 was written. False: the lease was lost, and nothing is written. No answer before
 the lease would run out (or, in a hurry, after a few tries): abandoned, and lease
@@ -23,7 +25,7 @@ from pydantic import JsonValue
 from workqueue.application.claim import Claim, Claimer
 from workqueue.application.execution import ExecutionOutcome, ExecutionStatus
 from workqueue.application.verdict import Verdict
-from workqueue.domain import Clock, ProgressSnapshot, StoreUnavailableError, WorkStore
+from workqueue.domain import Clock, ProgressSnapshot, RunOutcome, StoreUnavailableError, WorkStore
 
 __all__ = ["OutcomeWriter"]
 
@@ -39,8 +41,10 @@ _ATTEMPTS_IN_A_HURRY = 3
 
 @dataclass(frozen=True, slots=True)
 class _Write:
-    """One kind of outcome write: its verb, and its log line once written."""
+    """One kind of outcome write: the store's outcome, its verb, its log line once written."""
 
+    outcome: Callable[[JsonValue | ProgressSnapshot, str], RunOutcome]
+    """The :class:`~workqueue.domain.RunOutcome` to write, given the progress and the error."""
     verb: str
     """What the write does, as in "could not complete ..."."""
     lost: str
@@ -54,24 +58,28 @@ _WRITES = {
     # DEBUG: the table records every success, and the worker logs a count of them at
     # INFO; a line per success would cost a drain of short items a third of its pace.
     ExecutionStatus.SUCCEEDED: _Write(
+        lambda progress, _: RunOutcome.succeeded(progress),
         "complete",
         "completing it found the lease no longer held",
         logging.DEBUG,
         "%(kind)s item %(item_id)d succeeded in %(duration).3f s (attempt %(attempt)d)",
     ),
     ExecutionStatus.FAILED: _Write(
+        lambda progress, error: RunOutcome.failed(error, progress),
         "fail",
         "failing it found the lease no longer held",
         logging.WARNING,
         "%(kind)s item %(item_id)d failed (attempt %(attempt)d): %(error)s",
     ),
     ExecutionStatus.CANCELLED: _Write(
+        lambda progress, _: RunOutcome.cancelled(progress),
         "mark cancelled",
         "marking it cancelled found the lease no longer held",
         logging.WARNING,
         "%(kind)s item %(item_id)d cancelled on request (attempt %(attempt)d)",
     ),
     ExecutionStatus.RELEASED: _Write(
+        lambda progress, _: RunOutcome.released(progress),
         "release",
         "releasing it found the lease no longer held",
         logging.INFO,
@@ -130,22 +138,11 @@ class OutcomeWriter:
             unreachable.
         """
         status = verdict.status
-        lease = claim.item.lease
-        store = self._store
-        again: Callable[[], Awaitable[bool]]
-        if status is ExecutionStatus.SUCCEEDED:
-            again = partial(store.complete, lease, progress=progress)
-            if verdict.claim_next:
-                first = partial(self._claimer.complete_and_claim, claim, progress)
-            else:
-                first = again
-        elif status is ExecutionStatus.FAILED:
-            first = again = partial(store.fail, lease, error=verdict.error, progress=progress)
-        elif status is ExecutionStatus.CANCELLED:
-            first = again = partial(store.mark_cancelled, lease, progress=progress)
-        else:
-            first = again = partial(store.release, lease, progress=progress)
         kind = _WRITES[status]
+        again = partial(self._store.finish, claim.item.lease, kind.outcome(progress, verdict.error))
+        first: Callable[[], Awaitable[bool]] = again
+        if verdict.claim_next:
+            first = partial(self._claimer.complete_and_claim, claim, progress)
         self._hurried = hurried
         written = await self._retried(claim, kind.verb, first, again)
         if written is None:

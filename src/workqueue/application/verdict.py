@@ -77,7 +77,11 @@ def verdict(
     """
     if claim.cancel_requested:
         # However the handler ended (cancelled, or swallowing the cancellation and
-        # returning or raising), a cancelled item's outcome is cancelled.
+        # returning or raising), a cancelled item's outcome is cancelled. An error it
+        # raised is observed all the same, or asyncio would report it as never
+        # retrieved once the task is collected.
+        if not handler.cancelled():
+            handler.exception()
         return CANCEL
     if handler.cancelled():
         if stopping:

@@ -10,6 +10,7 @@ from workqueue.domain.cancel import (
     RequeueResult,
     cancel_reason_text,
 )
+from workqueue.domain.claim_order import claim_order, is_claimable, next_claimable
 from workqueue.domain.clock import Clock
 from workqueue.domain.dedup import MAX_DEDUP_KEY_LENGTH, check_dedup_key
 from workqueue.domain.errors import (
@@ -33,6 +34,7 @@ from workqueue.domain.payload import WorkPayload
 from workqueue.domain.payload_check import checked_payload_json
 from workqueue.domain.progress import SNAPSHOT_JSON, ProgressSnapshot, progress_value
 from workqueue.domain.queue import EnqueueRequest, EnqueueResult, WorkQueue
+from workqueue.domain.run_outcome import RunEnding, RunOutcome, stalled_error, superseded_error
 from workqueue.domain.schedule import PERIODIC_DEDUP_KEY, WorkSchedule
 from workqueue.domain.status import FINISHED_STATUSES, WorkStatus
 from workqueue.domain.storable import spelled_out, unstorable_character
@@ -65,6 +67,8 @@ __all__ = [
     "RefreshTokenStore",
     "RequeueOutcome",
     "RequeueResult",
+    "RunEnding",
+    "RunOutcome",
     "StoreUnavailableError",
     "TokenCleanup",
     "UnknownKindError",
@@ -84,8 +88,13 @@ __all__ = [
     "cancel_reason_text",
     "check_dedup_key",
     "checked_payload_json",
+    "claim_order",
+    "is_claimable",
     "kind_name",
+    "next_claimable",
     "progress_value",
     "spelled_out",
+    "stalled_error",
+    "superseded_error",
     "unstorable_character",
 ]

@@ -13,6 +13,7 @@ from pydantic import JsonValue
 from workqueue.domain.cancel import CancelOutcome, HeartbeatAnswer
 from workqueue.domain.items import Lease, WorkItem
 from workqueue.domain.progress import ProgressSnapshot
+from workqueue.domain.run_outcome import RunOutcome
 from workqueue.domain.status import WorkStatus
 
 __all__ = ["LeaseProgress", "RecoveryResult", "WorkStore"]
@@ -46,7 +47,7 @@ class RecoveryResult:
 
 
 class WorkStore(ABC):
-    """Claims, fenced writes, recovery, due-ness, purge and read-only listing. No insert.
+    """Claims, the fenced writes of a run (heartbeat, finish), recovery, purge, listing. No insert.
 
     Every store subclasses this port: it implements the abstract methods and may
     override :meth:`complete_and_claim`, whose default is the two calls it stands for.
@@ -67,7 +68,7 @@ class WorkStore(ABC):
     async def claim(
         self, kinds: Collection[str], *, worker_id: str, lease_duration: timedelta
     ) -> WorkItem | None:
-        """Take the oldest queued item (lowest id) of one of ``kinds``.
+        """Take the next claimable item of one of ``kinds``, in claim order (oldest id first).
 
         Sets it running, increments attempt, stamps started_at, heartbeat_at,
         worker_id and lease_expires_at = now + lease_duration. Returns the claimed
@@ -113,8 +114,20 @@ class WorkStore(ABC):
         ]
 
     @abstractmethod
-    async def complete(self, lease: Lease, *, progress: JsonValue | ProgressSnapshot) -> bool:
-        """Mark the item succeeded and stamp finished_at. Fenced."""
+    async def finish(self, lease: Lease, outcome: RunOutcome) -> bool:
+        """End the run of the item ``lease`` holds as ``outcome`` says, and write its progress.
+
+        The one fenced write of every way a run ends (:class:`~workqueue.domain.RunOutcome`):
+        what the row then holds is :meth:`~workqueue.domain.RunOutcome.ends_as`. Every
+        ending but a release back to queued stamps ``finished_at`` and keeps
+        ``worker_id`` (the last holder); every ending clears ``lease_expires_at``. A
+        release back to queued clears ``worker_id`` and ``finished_at`` and keeps
+        ``attempt``, ``stalls`` and ``started_at``; when a queued item with the same
+        kind and dedup key exists, the released item is failed as superseded instead
+        (docs/adr/0004), and when a cancel of it was requested, it is cancelled.
+
+        :returns: False, changing nothing, when the lease is no longer held.
+        """
         ...
 
     async def complete_and_claim(
@@ -126,7 +139,7 @@ class WorkStore(ABC):
         worker_id: str,
         lease_duration: timedelta,
     ) -> tuple[bool, WorkItem | None]:
-        """:meth:`complete` this lease, then :meth:`claim` the next item of ``kinds``.
+        """Finish this lease as succeeded, then :meth:`claim` the next item of ``kinds``.
 
         Returns what each of the two returns. The claim happens whether or not the
         completion found its lease held, exactly as if the two were called in turn;
@@ -135,9 +148,9 @@ class WorkStore(ABC):
         This default does just that, two calls; a store that inherits it needs
         nothing more. A store may override it to do both in one step (the
         PostgreSQL store does it in one statement), keeping the fence of
-        :meth:`complete` and the order and kinds of :meth:`claim`.
+        :meth:`finish` and the order and kinds of :meth:`claim`.
         """
-        completed = await self.complete(lease, progress=progress)
+        completed = await self.finish(lease, RunOutcome.succeeded(progress))
         claimed = await self.claim(kinds, worker_id=worker_id, lease_duration=lease_duration)
         return completed, claimed
 
@@ -175,23 +188,6 @@ class WorkStore(ABC):
         ]
 
     @abstractmethod
-    async def fail(
-        self, lease: Lease, *, error: str, progress: JsonValue | ProgressSnapshot
-    ) -> bool:
-        """Mark the item failed with ``error`` and stamp finished_at. Fenced."""
-        ...
-
-    @abstractmethod
-    async def mark_cancelled(self, lease: Lease, *, progress: JsonValue | ProgressSnapshot) -> bool:
-        """Mark the item cancelled and stamp finished_at. Fenced.
-
-        ``error`` holds the reason of the cancel requested, or
-        :data:`~workqueue.domain.DEFAULT_CANCEL_REASON` when none was. The holder writes this
-        once its heartbeat answered that a cancel was requested.
-        """
-        ...
-
-    @abstractmethod
     async def cancel(self, item_id: int, *, reason: str) -> CancelOutcome:
         """Cancel the item: at once when queued, by its holder when running.
 
@@ -202,15 +198,6 @@ class WorkStore(ABC):
         recovery ends it ``cancelled``. A finished or unknown item is not changed.
         Atomic against claims and fenced writes: a cancel racing a claim either
         cancels the queued item or records the request on the running one.
-        """
-        ...
-
-    @abstractmethod
-    async def release(self, lease: Lease, *, progress: JsonValue | ProgressSnapshot) -> bool:
-        """Put the item back in queued without a stall (graceful shutdown). Fenced.
-
-        If a queued item with the same kind and dedup key exists, the released item
-        is failed as superseded instead (see docs/adr on dedup).
         """
         ...
 

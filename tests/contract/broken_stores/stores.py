@@ -32,6 +32,8 @@ from workqueue.domain import (
     Lease,
     ProgressSnapshot,
     RecoveryResult,
+    RunEnding,
+    RunOutcome,
     WorkItem,
     WorkSchedule,
     WorkStatus,
@@ -80,11 +82,11 @@ class DropsProgressOnReads(InMemoryWorkStore):
 class ReleaseForgetsStalls(InMemoryWorkStore):
     """A release puts the item back with its stall count reset to 0."""
 
-    async def release(self, lease: Lease, *, progress: JsonValue) -> bool:
+    async def finish(self, lease: Lease, outcome: RunOutcome) -> bool:
         item = self._held(lease)
-        if item is not None:
+        if item is not None and outcome.ending is RunEnding.RELEASED:
             self._state.write(replace(item, stalls=0))
-        return await super().release(lease, progress=progress)
+        return await super().finish(lease, outcome)
 
 
 class ClaimsInTwoSteps(InMemoryWorkStore):
@@ -317,10 +319,10 @@ class _EnqueueIfDueSql(PostgresWorkQueue):
                 self.statements[-1],
                 request.kind,
                 request.payload_json,
-                request.dedup_key,
                 now,
-                now - schedule.interval,
                 CHANNEL,
+                request.dedup_key,
+                now - schedule.interval,
             )
         return None if item_id is None else EnqueueResult(id=item_id, created=True)
 

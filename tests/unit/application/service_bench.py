@@ -36,6 +36,7 @@ from workqueue.application import (
 )
 from workqueue.domain import (
     Lease,
+    RunOutcome,
     StoreUnavailableError,
     WorkContext,
     WorkHandler,
@@ -134,12 +135,24 @@ class BetaHandler(WorkHandler[BetaJob]):
         await self.script.run(payload.label, ctx)
 
 
+def call_name(name: str, args: tuple[Any, ...]) -> str:
+    """How a spy logs a store call: its method, and for a finish its ending too."""
+    if name == "finish":
+        outcome: RunOutcome = args[1]
+        return f"finish {outcome.ending}"
+    return name
+
+
 class StoreSpy:
-    """A WorkStore that forwards to another and counts calls; tests may override methods."""
+    """A WorkStore that forwards to another and logs calls (:func:`call_name`).
+
+    Tests may override a method, or one call name (``overrides["finish released"]``).
+    """
 
     def __init__(self, inner: WorkStore) -> None:
         self.inner = inner
         self.calls: list[str] = []
+        self.overrides: dict[str, Callable[..., Awaitable[Any]]] = {}
 
     def count(self, name: str) -> int:
         return self.calls.count(name)
@@ -148,8 +161,9 @@ class StoreSpy:
         method = getattr(self.inner, name)
 
         async def forward(*args: Any, **kwargs: Any) -> Any:
-            self.calls.append(name)
-            return await method(*args, **kwargs)
+            call = call_name(name, args)
+            self.calls.append(call)
+            return await self.overrides.get(call, method)(*args, **kwargs)
 
         return forward
 
@@ -276,12 +290,12 @@ def item_fields(caplog: pytest.LogCaptureFixture) -> list[tuple[object, object, 
 
 
 def fenced(spy: StoreSpy, name: str) -> None:
-    """Make the write ``name`` on ``spy`` always find the lease no longer held."""
+    """Make the write ``name`` (``"finish failed"``) on ``spy`` always find the lease not held."""
 
     async def refuse(*args: Any, **kwargs: Any) -> bool:
         return False
 
-    setattr(spy, name, refuse)
+    spy.overrides[name] = refuse
 
 
 def unavailable(name: str, spy: StoreSpy) -> list[str]:
@@ -292,5 +306,5 @@ def unavailable(name: str, spy: StoreSpy) -> list[str]:
         calls.append(name)
         raise StoreUnavailableError("connection refused")
 
-    setattr(spy, name, refuse)
+    spy.overrides[name] = refuse
     return calls

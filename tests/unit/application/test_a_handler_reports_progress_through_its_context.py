@@ -10,7 +10,7 @@ import pytest
 from service_bench import Bench, StoreSpy, start
 
 from workqueue.application import ExecutionContext
-from workqueue.domain import Lease, ProgressSnapshot, WorkItem, WorkStatus
+from workqueue.domain import Lease, ProgressSnapshot, RunOutcome, WorkItem, WorkStatus
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 
@@ -180,12 +180,12 @@ class TestEncodedOnce:
                 lease, progress=progress, lease_duration=lease_duration
             )
 
-        async def complete(lease: Lease, *, progress: Any) -> bool:
-            sent.append(("complete", progress))
-            return await bench.store.complete(lease, progress=progress)
+        async def finish(lease: Lease, outcome: RunOutcome) -> bool:
+            sent.append((f"finish {outcome.ending}", outcome.progress))
+            return await bench.store.finish(lease, outcome)
 
         spy.heartbeat = heartbeat  # type: ignore[method-assign]
-        spy.complete = complete  # type: ignore[method-assign]
+        spy.finish = finish  # type: ignore[method-assign]
         item_id = await bench.enqueue("a")
         done = bench.script.block("a")
         run = start(bench, bench.executor(store=spy))
@@ -197,7 +197,7 @@ class TestEncodedOnce:
         done.set()
         await run
 
-        assert [write for write, _ in sent] == ["heartbeat", "heartbeat", "complete"]
+        assert [write for write, _ in sent] == ["heartbeat", "heartbeat", "finish succeeded"]
         (snapshot,) = {id(progress): progress for _, progress in sent}.values()
         assert isinstance(snapshot, ProgressSnapshot)
         assert snapshot.text() == '{"done":1,"note":"é"}'

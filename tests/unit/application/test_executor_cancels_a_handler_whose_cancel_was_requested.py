@@ -4,6 +4,7 @@ cancelled, and the item is marked cancelled, fenced by the lease, however the ha
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
 
 import pytest
@@ -98,6 +99,28 @@ class TestARequestedCancel:
         item = await bench.item(item_id)
         assert (item.status, item.error) == (WorkStatus.CANCELLED, REASON)
 
+    async def test_the_error_of_a_handler_that_raises_while_cancelled_is_observed(
+        self, bench: Bench, caplog: pytest.LogCaptureFixture
+    ) -> None:
+        async def raises_instead(ctx: WorkContext) -> None:
+            try:
+                await asyncio.Event().wait()
+            except asyncio.CancelledError:
+                raise RuntimeError("interrupted") from None
+
+        bench.script.on("a", raises_instead)
+        item_id = await bench.enqueue("a")
+        run = start(bench)
+        await bench.clock.settle()
+        await bench.store.cancel(item_id, reason=REASON)
+        await bench.clock.advance(2)
+        await run
+        del run
+        bench.script.contexts.clear()
+        gc.collect()
+
+        assert [r for r in caplog.records if "never retrieved" in r.getMessage()] == []
+
     async def test_a_handler_that_returns_before_the_heartbeat_learns_of_it_succeeds(
         self, bench: Bench
     ) -> None:
@@ -114,7 +137,7 @@ class TestARequestedCancel:
 
     async def test_is_written_fenced_and_a_lost_lease_writes_nothing(self, bench: Bench) -> None:
         spy = StoreSpy(bench.store)
-        fenced(spy, "mark_cancelled")
+        fenced(spy, "finish cancelled")
         bench.script.block("a")
         item_id = await bench.enqueue("a")
         run = start(bench, bench.executor(store=spy))

@@ -19,6 +19,7 @@ from workqueue.adapters.memory import InMemoryWorkStore
 from workqueue.application import ExecutionStatus
 from workqueue.domain import (
     Lease,
+    RunOutcome,
     StoreUnavailableError,
     WorkContext,
     WorkItem,
@@ -28,7 +29,7 @@ from workqueue.domain.store import WorkStore
 
 
 class PlainStore(InMemoryWorkStore):
-    """The in-memory store with the port's own complete_and_claim: complete, then claim."""
+    """The in-memory store with the port's own complete_and_claim: finish, then claim."""
 
     complete_and_claim = WorkStore.complete_and_claim
 
@@ -42,9 +43,9 @@ class PlainStore(InMemoryWorkStore):
         self.calls.append("claim")
         return await super().claim(kinds, worker_id=worker_id, lease_duration=lease_duration)
 
-    async def complete(self, lease: Lease, *, progress: Any) -> bool:
-        self.calls.append("complete")
-        return await super().complete(lease, progress=progress)
+    async def finish(self, lease: Lease, outcome: RunOutcome) -> bool:
+        self.calls.append(f"finish {outcome.ending}")
+        return await super().finish(lease, outcome)
 
 
 async def status(bench: Bench, item_id: int) -> tuple[WorkStatus, int, int]:
@@ -96,7 +97,7 @@ class TestClaimNext:
 
         await executor.run_next()
 
-        assert spy.calls == ["claim", "complete"]
+        assert spy.calls == ["claim", "finish succeeded"]
         assert await status(bench, second) == (WorkStatus.QUEUED, 0, 0)
         assert executor.holding is False
 
@@ -136,7 +137,7 @@ class TestClaimNext:
         await executor.run_next(claim_next=True)
         await executor.run_next(claim_next=True)
 
-        assert plain.calls == ["claim", "complete", "claim", "complete", "claim"]
+        assert plain.calls == ["claim", "finish succeeded", "claim", "finish succeeded", "claim"]
         assert await status(bench, first) == (WorkStatus.SUCCEEDED, 1, 0)
         assert await status(bench, second) == (WorkStatus.SUCCEEDED, 1, 0)
 
@@ -157,7 +158,7 @@ class TestClaimNext:
         outcome = await run
 
         assert status_of(outcome) is ExecutionStatus.SUCCEEDED
-        assert spy.calls == ["claim", "complete_and_claim", "complete"]
+        assert spy.calls == ["claim", "complete_and_claim", "finish succeeded"]
         assert await status(bench, first) == (WorkStatus.SUCCEEDED, 1, 0)
         assert await status(bench, second) == (WorkStatus.QUEUED, 0, 0)
         assert executor.holding is False
@@ -218,11 +219,11 @@ class TestReleasingTheHeldItem:
         spy = StoreSpy(bench.store)
         answer = asyncio.Event()
 
-        async def slow_release(lease: Lease, *, progress: Any) -> bool:
+        async def slow_release(lease: Lease, outcome: RunOutcome) -> bool:
             await answer.wait()
-            return await bench.store.release(lease, progress=progress)
+            return await bench.store.finish(lease, outcome)
 
-        spy.release = slow_release  # type: ignore[method-assign]
+        spy.overrides["finish released"] = slow_release
         executor = bench.executor(store=spy)
         await executor.run_next(claim_next=True)
         releasing = asyncio.create_task(executor.release_held())
@@ -280,7 +281,7 @@ class TestReleasingTheHeldItem:
         bench.state.unavailable = False
 
         assert status_of(outcome) is ExecutionStatus.ABANDONED
-        assert spy.count("release") == 3
+        assert spy.count("finish released") == 3
         assert await status(bench, second) == (WorkStatus.RUNNING, 1, 0)
 
 
@@ -312,8 +313,8 @@ class TestTheProgressEachItemKeeps:
         second = await bench.enqueue("b")
         first_lease = (await bench.claim_as_dead_worker()).lease
         second_lease = (await bench.claim_as_dead_worker()).lease
-        await bench.store.release(second_lease, progress={"step": 2})
-        await bench.store.release(first_lease, progress=None)
+        await bench.store.finish(second_lease, RunOutcome.released({"step": 2}))
+        await bench.store.finish(first_lease, RunOutcome.released(None))
         executor = bench.executor()
         await executor.run_next(claim_next=True)
         assert executor.holding is True

@@ -143,7 +143,7 @@ class TestHeartbeat:
         await bench.clock.advance(10)
 
         assert status_of(outcome) is ExecutionStatus.SUCCEEDED
-        assert spy.calls == ["claim", "complete"]
+        assert spy.calls == ["claim", "finish succeeded"]
         assert bench.clock.sleepers == 0
         item = await bench.item(item_id)
         assert item.heartbeat_at == item.started_at
@@ -190,7 +190,7 @@ class TestHeartbeat:
         outcome = await run
         assert status_of(outcome) is ExecutionStatus.LEASE_LOST
         assert bench.script.returned == ["a"]
-        assert "complete" not in spy.calls
+        assert "finish succeeded" not in spy.calls
         assert (await bench.item(item_id)).status is WorkStatus.RUNNING
 
     async def test_a_heartbeat_that_finds_the_store_unavailable_is_retried_at_the_next_tick(

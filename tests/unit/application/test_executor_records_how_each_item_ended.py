@@ -26,7 +26,7 @@ from workqueue.application import (
     ExecutorSettings,
     bound_error,
 )
-from workqueue.domain import WorkContext, WorkStatus
+from workqueue.domain import RunOutcome, WorkContext, WorkStatus
 
 
 class TestOutcomes:
@@ -265,7 +265,7 @@ class TestTheProgressAnOutcomeKeeps:
     ) -> None:
         item_id = await bench.enqueue("a")
         earlier = await bench.claim_as_dead_worker()
-        await bench.store.release(earlier.lease, progress={"rows": 40})
+        await bench.store.finish(earlier.lease, RunOutcome.released({"rows": 40}))
         spy = StoreSpy(bench.store)
         claim_answered = asyncio.Event()
 
@@ -289,7 +289,7 @@ class TestTheProgressAnOutcomeKeeps:
     ) -> None:
         item_id = await bench.enqueue("a")
         earlier = await bench.claim_as_dead_worker()
-        await bench.store.release(earlier.lease, progress={"rows": 40})
+        await bench.store.finish(earlier.lease, RunOutcome.released({"rows": 40}))
         bench.corrupt_payload(item_id, {"label": 5})
 
         outcome = await bench.executor().run_next()
@@ -345,17 +345,17 @@ class TestWritesThatFindTheLeaseGone:
     @pytest.mark.parametrize(
         ("write", "reason"),
         [
-            ("complete", "completing it found the lease no longer held"),
-            ("fail", "failing it found the lease no longer held"),
-            ("release", "releasing it found the lease no longer held"),
+            ("finish succeeded", "completing it found the lease no longer held"),
+            ("finish failed", "failing it found the lease no longer held"),
+            ("finish released", "releasing it found the lease no longer held"),
         ],
     )
     async def test_a_fenced_outcome_write_is_a_lost_lease_saying_which_write(
         self, bench: Bench, debug_log: pytest.LogCaptureFixture, write: str, reason: str
     ) -> None:
-        if write == "fail":
+        if write == "finish failed":
             bench.script.fail_with("a", ValueError("boom"))
-        if write == "release":
+        if write == "finish released":
             bench.script.block("a")
         item_id = await bench.enqueue("a")
         spy = StoreSpy(bench.store)
@@ -363,11 +363,11 @@ class TestWritesThatFindTheLeaseGone:
         async def fenced(*args: Any, **kwargs: Any) -> bool:
             return False
 
-        setattr(spy, write, fenced)
+        spy.overrides[write] = fenced
         executor = bench.executor(store=spy)
         run = start(bench, executor)
         await bench.clock.settle()
-        if write == "release":
+        if write == "finish released":
             executor.stop()
 
         assert await run == ExecutionOutcome(

@@ -32,7 +32,7 @@ class TestACompleteIsRetried:
         assert run.done()
         outcome = run.result()
         assert status_of(outcome) is ExecutionStatus.SUCCEEDED
-        assert spy.count("complete") == 3
+        assert spy.count("finish succeeded") == 3
         assert (await bench.item(item_id)).status is WorkStatus.SUCCEEDED
 
     async def test_a_complete_is_abandoned_when_the_lease_would_run_out_before_it_lands(
@@ -59,13 +59,20 @@ class TestACompleteIsRetried:
 
 
 class TestWritesThatFindTheStoreUnreachable:
-    @pytest.mark.parametrize("write", ["complete", "fail", "release"])
+    @pytest.mark.parametrize(
+        ("write", "verb"),
+        [
+            ("finish succeeded", "complete"),
+            ("finish failed", "fail"),
+            ("finish released", "release"),
+        ],
+    )
     async def test_an_outcome_write_given_up_is_abandoned_saying_what_and_how_often(
-        self, bench: Bench, debug_log: pytest.LogCaptureFixture, write: str
+        self, bench: Bench, debug_log: pytest.LogCaptureFixture, write: str, verb: str
     ) -> None:
-        if write == "fail":
+        if write == "finish failed":
             bench.script.fail_with("a", ValueError("boom"))
-        if write == "release":
+        if write == "finish released":
             bench.script.block("a")
         item_id = await bench.enqueue("a")
         spy = StoreSpy(bench.store)
@@ -73,7 +80,7 @@ class TestWritesThatFindTheStoreUnreachable:
         executor = bench.executor(store=spy)
         run = start(bench, executor)
         await bench.clock.settle()
-        if write == "release":
+        if write == "finish released":
             executor.stop()
         await bench.clock.advance(60)
 
@@ -87,7 +94,7 @@ class TestWritesThatFindTheStoreUnreachable:
             "the store was unreachable",
         )
         lines = executor_lines(debug_log)
-        if write == "release":
+        if write == "finish released":
             # A stopping worker tries three times, then leaves the item to lease recovery.
             assert len(calls) == 3
             assert lines[-3:] == [
@@ -111,10 +118,10 @@ class TestWritesThatFindTheStoreUnreachable:
             assert outcome.duration == pytest.approx(0.15)
         else:
             assert lines[-1][0] == "ERROR"
-            assert lines[-1][1].startswith(f"could not {write} alpha item {item_id} after ")
+            assert lines[-1][1].startswith(f"could not {verb} alpha item {item_id} after ")
             assert lines[-2] == (
                 "DEBUG",
-                f"could not {write} alpha item {item_id}: connection refused; retrying in 1.00 s",
+                f"could not {verb} alpha item {item_id}: connection refused; retrying in 1.00 s",
             )
         retries = [
             (getattr(r, "item_id", None), getattr(r, "kind", None), getattr(r, "attempt", None))
@@ -130,7 +137,7 @@ class TestWritesThatFindTheStoreUnreachable:
         # exactly one retry delay (1 s) before it ends, which is already too late.
         item_id = await bench.enqueue("a")
         spy = StoreSpy(bench.store)
-        calls = unavailable("complete", spy)
+        calls = unavailable("finish succeeded", spy)
         settings = ExecutorSettings(lease_duration=timedelta(seconds=3.55))
         run = start(bench, bench.executor(store=spy, settings=settings))
         await bench.clock.advance(10)
@@ -156,7 +163,7 @@ class TestWritesThatFindTheStoreUnreachable:
     ) -> None:
         await bench.enqueue("a")
         spy = StoreSpy(bench.store)
-        calls = unavailable("complete", spy)
+        calls = unavailable("finish succeeded", spy)
         executor = bench.executor(store=spy)
         run = start(bench, executor)
         await bench.clock.advance(0.05)
@@ -178,7 +185,7 @@ class TestAFailureOfAnUndecodablePayloadIsRetried:
         item_id = await bench.enqueue("a")
         bench.corrupt_payload(item_id, {"label": 5})
         spy = StoreSpy(bench.store)
-        calls = unavailable("fail", spy)
+        calls = unavailable("finish failed", spy)
         run = start(bench, bench.executor(store=spy))
 
         await bench.clock.advance(5)

@@ -129,7 +129,10 @@ class TestLanesFinishingTogether:
         await asyncio.gather(*lanes.runs)
 
         assert outcome_statuses(lanes.runs) == [ExecutionStatus.SUCCEEDED] * 3
-        assert (lanes.spy.count("complete_and_claim_many"), lanes.spy.count("complete")) == (1, 0)
+        assert (
+            lanes.spy.count("complete_and_claim_many"),
+            lanes.spy.count("finish succeeded"),
+        ) == (1, 0)
         assert lanes.spy.count("complete_and_claim") == 0
         assert [(await bench.item(i)).status for i in ids] == [WorkStatus.SUCCEEDED] * 3 + [
             WorkStatus.RUNNING
@@ -206,7 +209,7 @@ class TestEachCompletionOnItsOwn:
         await asyncio.gather(*lanes.runs)
 
         assert calls == [2]
-        assert lanes.spy.count("complete") == 2
+        assert lanes.spy.count("finish succeeded") == 2
         assert [(await bench.item(i)).status for i in ids] == [WorkStatus.SUCCEEDED] * 2
 
     async def test_a_store_answering_for_fewer_completions_fails_each_lane_with_a_clear_error(
@@ -254,7 +257,7 @@ class TestALaneThatStopsWaiting:
         async def unreachable(*args: Any, **kwargs: Any) -> bool:
             raise StoreUnavailableError("connection refused")
 
-        lanes.spy.release = unreachable  # type: ignore[method-assign]
+        lanes.spy.overrides["finish released"] = unreachable
         await lanes.first_stops_while_completing(together)
         await bench.clock.settle()
 

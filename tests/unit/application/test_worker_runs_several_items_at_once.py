@@ -71,7 +71,7 @@ class TestSeveralItemsAtOnce:
         await bench.clock.advance(3)
 
         assert bench.script.returned == labels
-        assert (store.count("complete"), store.count("complete_and_claim")) == (0, 6)
+        assert (store.count("finish succeeded"), store.count("complete_and_claim")) == (0, 6)
 
     async def test_lanes_take_the_items_oldest_first(
         self, bench: Bench, store: RoundTripStore, running: Running

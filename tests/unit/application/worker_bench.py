@@ -12,7 +12,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 import pytest
-from service_bench import Bench
+from service_bench import Bench, call_name
 
 from workqueue.application import LeaseRecovery, Worker, WorkScheduler
 from workqueue.domain import StoreUnavailableError, WorkContext, WorkNotifications, WorkStatus
@@ -37,7 +37,7 @@ class RoundTripStore:
         method = getattr(self.inner, name)
 
         async def round_trip(*args: Any, **kwargs: Any) -> Any:
-            self.calls.append(name)
+            self.calls.append(call_name(name, args))
             await asyncio.sleep(0)
             return await method(*args, **kwargs)
 

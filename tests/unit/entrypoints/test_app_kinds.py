@@ -15,7 +15,7 @@ import pytest
 from dependency_injector import providers
 from worker_world import PRODUCTION_KINDS, WorkerWorld, periodic_kinds
 
-from workqueue.domain import WorkStatus
+from workqueue.domain import RunOutcome, WorkStatus
 from workqueue.entrypoints.cli import build_parser
 from workqueue.entrypoints.worker.app import NO_APP, AppLoadError, WorkQueueApp, load_app
 from workqueue.entrypoints.worker.container import WorkerContainer, provide
@@ -324,7 +324,7 @@ class TestServing:
         async def fail_it() -> None:
             claimed = await world.store.claim(["mow"], worker_id="w", lease_duration=LEASE)
             assert claimed is not None
-            assert await world.store.fail(claimed.lease, error="rain", progress=None)
+            assert await world.store.finish(claimed.lease, RunOutcome.failed("rain", None))
 
         asyncio.run(fail_it())
         run = world.cli("requeue", "1", "--app", "garden", container_factory=with_app(world))

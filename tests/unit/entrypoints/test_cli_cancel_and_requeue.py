@@ -15,6 +15,7 @@ from worker_world import PRODUCTION_KINDS, WorkerWorld
 from workqueue.domain import (
     DEFAULT_CANCEL_REASON,
     CancelOutcome,
+    RunOutcome,
     TokenCleanup,
     WorkItem,
     WorkItemRetention,
@@ -52,7 +53,7 @@ def claimed(world: WorkerWorld) -> WorkItem:
 def failed(world: WorkerWorld, *, dedup_key: str | None = None) -> int:
     enqueued(world, dedup_key=dedup_key)
     item = claimed(world)
-    asyncio.run(world.store.fail(item.lease, error="boom", progress=None))
+    asyncio.run(world.store.finish(item.lease, RunOutcome.failed("boom", None)))
     return item.id
 
 
@@ -210,7 +211,7 @@ class TestRequeue:
         if status != "queued":
             running = claimed(world)
             if status == "succeeded":
-                asyncio.run(world.store.complete(running.lease, progress=None))
+                asyncio.run(world.store.finish(running.lease, RunOutcome.succeeded(None)))
 
         run = world.cli("requeue", str(item_id))
 

@@ -25,6 +25,7 @@ from workqueue.adapters.postgres import SchemaNotCurrentError
 from workqueue.domain import (
     MAX_DEDUP_KEY_LENGTH,
     InvalidDedupKeyError,
+    RunOutcome,
     TokenCleanup,
     WorkItemRetention,
     WorkStatus,
@@ -138,8 +139,8 @@ class TestStatus:
         failed = (await queue.enqueue(TokenCleanup())).id
         claimed = await store.claim(["token_cleanup"], worker_id="w-old", lease_duration=LEASE)
         assert claimed is not None
-        await store.fail(
-            claimed.lease, error="RuntimeError: disk full\nTraceback...", progress=None
+        await store.finish(
+            claimed.lease, RunOutcome.failed("RuntimeError: disk full\nTraceback...", None)
         )
         running = (await queue.enqueue(WorkItemRetention())).id
         claimed = await store.claim(["work_item_retention"], worker_id="w-1", lease_duration=LEASE)
@@ -215,7 +216,7 @@ class TestStatus:
                     ["token_cleanup"], worker_id="w", lease_duration=LEASE
                 )
                 assert claimed is not None
-                await world.store.fail(claimed.lease, error="no", progress=None)
+                await world.store.finish(claimed.lease, RunOutcome.failed("no", None))
             return ids
 
         ids = asyncio.run(fail_many())

@@ -17,7 +17,7 @@ from workqueue.adapters.memory import (
 )
 from workqueue.adapters.testing import FakeClock
 from workqueue.application.context import ExecutionContext
-from workqueue.domain import TokenCleanup, WorkItemRetention, WorkPayload, WorkStatus
+from workqueue.domain import RunOutcome, TokenCleanup, WorkItemRetention, WorkPayload, WorkStatus
 from workqueue.entrypoints.worker.handlers import TokenCleanupHandler, WorkItemRetentionHandler
 
 LEASE = timedelta(seconds=60)
@@ -54,9 +54,9 @@ async def finish(
     assert item is not None
     assert item.id == result.id
     if succeed:
-        await store.complete(item.lease, progress=None)
+        await store.finish(item.lease, RunOutcome.succeeded(None))
     else:
-        await store.fail(item.lease, error="boom", progress=None)
+        await store.finish(item.lease, RunOutcome.failed("boom", None))
     return result.id
 
 

@@ -15,7 +15,7 @@ from workqueue.adapters.memory import (
     InMemoryWorkStore,
 )
 from workqueue.adapters.testing import FakeClock
-from workqueue.domain import TokenCleanup, WorkItem, WorkItemRetention, WorkStatus
+from workqueue.domain import RunOutcome, TokenCleanup, WorkItem, WorkItemRetention, WorkStatus
 from workqueue.entrypoints.status_report import (
     StatusReport,
     gather_status,
@@ -42,7 +42,7 @@ class Queue:
         await self.queue.enqueue(TokenCleanup())
         claimed = await self.store.claim(["token_cleanup"], worker_id="w-old", lease_duration=LEASE)
         assert claimed is not None
-        await self.store.fail(claimed.lease, error=error, progress=None)
+        await self.store.finish(claimed.lease, RunOutcome.failed(error, None))
 
     async def report(self, **limits: int) -> StatusReport:
         return await gather_status(
@@ -229,7 +229,7 @@ async def test_a_queued_item_keeps_no_heartbeat_age_from_an_earlier_attempt() ->
     await world.queue.enqueue(TokenCleanup())
     claimed = await world.store.claim(["token_cleanup"], worker_id="w", lease_duration=LEASE)
     assert claimed is not None
-    await world.store.release(claimed.lease, progress=None)
+    await world.store.finish(claimed.lease, RunOutcome.released(None))
 
     report = await world.report()
 
@@ -297,7 +297,7 @@ async def test_a_running_item_whose_cancel_was_requested_says_so_and_a_finished_
     finished = await world.store.claim(["token_cleanup"], worker_id="w", lease_duration=LEASE)
     assert finished is not None
     await world.store.cancel(finished.id, reason="too late")
-    await world.store.fail(finished.lease, error="boom", progress=None)
+    await world.store.finish(finished.lease, RunOutcome.failed("boom", None))
 
     report = await world.report()
     lines = render_text(report).splitlines()

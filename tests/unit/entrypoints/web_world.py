@@ -18,7 +18,14 @@ from workqueue.adapters.memory import (
     InMemoryWorkStore,
 )
 from workqueue.adapters.testing import FakeClock
-from workqueue.domain import TokenCleanup, WorkItem, WorkItemRetention, WorkPayload, WorkStore
+from workqueue.domain import (
+    RunOutcome,
+    TokenCleanup,
+    WorkItem,
+    WorkItemRetention,
+    WorkPayload,
+    WorkStore,
+)
 from workqueue.entrypoints.web.actions import WebActions
 from workqueue.entrypoints.web.app import create_app
 from workqueue.entrypoints.web.overview import OverviewReader
@@ -78,5 +85,5 @@ class WebWorld:
 
     async def failed(self, error: str) -> WorkItem:
         item = await self.running(worker_id="w-old")
-        await self.store.fail(item.lease, error=error, progress={"step": 1})
+        await self.store.finish(item.lease, RunOutcome.failed(error, {"step": 1}))
         return item

@@ -24,6 +24,7 @@ from workqueue.domain import (
     HeartbeatAnswer,
     Lease,
     RecoveryResult,
+    RunOutcome,
     StoreUnavailableError,
     WorkItem,
     WorkStatus,
@@ -139,9 +140,9 @@ class TestOutcomes:
         await queue.enqueue(BetaJob())
         first, second, third = [await claimed(store) for _ in range(3)]
 
-        assert await store.complete(first.lease, progress=None)
-        assert await store.fail(second.lease, error="boom", progress=None)
-        assert await store.release(third.lease, progress=None)
+        assert await store.finish(first.lease, RunOutcome.succeeded(None))
+        assert await store.finish(second.lease, RunOutcome.failed("boom", None))
+        assert await store.finish(third.lease, RunOutcome.released(None))
 
         assert count(metrics, "succeeded_total", ALPHA) == 1
         assert count(metrics, "failed_total", ALPHA) == 1
@@ -158,11 +159,11 @@ class TestOutcomes:
         answer = await store.heartbeat(item.lease, progress=None, lease_duration=LEASE)
         assert answer is HeartbeatAnswer.CANCEL_REQUESTED
         assert count(metrics, "cancelled_total", ALPHA) == 0
-        assert await store.mark_cancelled(item.lease, progress=None)
+        assert await store.finish(item.lease, RunOutcome.cancelled(None))
 
         assert count(metrics, "cancelled_total", ALPHA) == 1
         assert count(metrics, "leases_lost_total", ALPHA) == 0
-        assert not await store.mark_cancelled(item.lease, progress=None)
+        assert not await store.finish(item.lease, RunOutcome.cancelled(None))
         assert count(metrics, "leases_lost_total", {"kind": "unknown"}) == 1
 
     async def test_a_write_whose_lease_is_not_held_counts_as_a_lost_lease_only(
@@ -170,12 +171,12 @@ class TestOutcomes:
     ) -> None:
         await queue.enqueue(AlphaJob())
         item = await claimed(store)
-        assert await store.complete(item.lease, progress=None)
+        assert await store.finish(item.lease, RunOutcome.succeeded(None))
 
         # The same lease again: nothing matches, and its kind is no longer known.
-        assert not await store.complete(item.lease, progress=None)
-        assert not await store.fail(lost(item), error="late", progress=None)
-        assert not await store.release(lost(item), progress=None)
+        assert not await store.finish(item.lease, RunOutcome.succeeded(None))
+        assert not await store.finish(lost(item), RunOutcome.failed("late", None))
+        assert not await store.finish(lost(item), RunOutcome.released(None))
 
         assert count(metrics, "succeeded_total", ALPHA) == 1
         assert count(metrics, "failed_total", {"kind": "unknown"}) == 0
@@ -197,7 +198,7 @@ class TestOutcomes:
         assert following.kind == "contract_beta"
         assert count(metrics, "succeeded_total", ALPHA) == 1
         assert count(metrics, "claimed_total", BETA) == 1
-        assert await store.fail(following.lease, error="x", progress=None)
+        assert await store.finish(following.lease, RunOutcome.failed("x", None))
         assert count(metrics, "failed_total", BETA) == 1
 
     async def test_complete_and_claim_on_a_lost_lease_counts_it_lost_and_still_claims(
@@ -250,7 +251,7 @@ class TestHeartbeats:
 
         assert count(metrics, "leases_lost_total", ALPHA) == 1
         # Nothing more is written for that lease, so its kind is forgotten.
-        assert not await store.complete(item.lease, progress=None)
+        assert not await store.finish(item.lease, RunOutcome.succeeded(None))
         assert count(metrics, "leases_lost_total", {"kind": "unknown"}) == 1
 
     @pytest.mark.parametrize("call", [one_heartbeat, heartbeat_of_many], ids=["one", "many"])
@@ -283,7 +284,7 @@ class TestHeartbeatsOfSeveralLeases:
     ) -> None:
         await queue.enqueue_many([EnqueueRequest(AlphaJob()), EnqueueRequest(BetaJob())])
         alpha, beta = [await claimed(store) for _ in range(2)]
-        await store.complete(beta.lease, progress=None)
+        await store.finish(beta.lease, RunOutcome.succeeded(None))
         await queue.enqueue(AlphaJob(number=2))
         held = await claimed(store)
 
@@ -350,7 +351,7 @@ class TestCompletionsOfSeveralLeases:
         assert count(metrics, "succeeded_total", ALPHA) == 1
         assert count(metrics, "leases_lost_total", {"kind": "unknown"}) == 1
         assert count(metrics, "claimed_total", BETA) == 2
-        assert await store.complete(following.lease, progress=None)
+        assert await store.finish(following.lease, RunOutcome.succeeded(None))
         assert count(metrics, "succeeded_total", BETA) == 1
 
 
@@ -473,20 +474,11 @@ class Recording(WorkStore):
     async def complete_and_claim_many(self, *args: Any, **kwargs: Any) -> Any:
         return self._answer("complete_and_claim_many", *args, **kwargs)
 
-    async def complete(self, *args: Any, **kwargs: Any) -> Any:
-        return self._answer("complete", *args, **kwargs)
+    async def finish(self, *args: Any, **kwargs: Any) -> Any:
+        return self._answer("finish", *args, **kwargs)
 
     async def complete_and_claim(self, *args: Any, **kwargs: Any) -> Any:
         return self._answer("complete_and_claim", *args, **kwargs)
-
-    async def fail(self, *args: Any, **kwargs: Any) -> Any:
-        return self._answer("fail", *args, **kwargs)
-
-    async def release(self, *args: Any, **kwargs: Any) -> Any:
-        return self._answer("release", *args, **kwargs)
-
-    async def mark_cancelled(self, *args: Any, **kwargs: Any) -> Any:
-        return self._answer("mark_cancelled", *args, **kwargs)
 
     async def cancel(self, *args: Any, **kwargs: Any) -> Any:
         return self._answer("cancel", *args, **kwargs)
@@ -514,12 +506,9 @@ ANSWERS: dict[str, object] = {
     "claim": None,
     "heartbeat": True,
     "heartbeat_many": [HeartbeatAnswer.HELD],
-    "complete": True,
+    "finish": True,
     "complete_and_claim": (True, None),
     "complete_and_claim_many": [(True, None)],
-    "fail": True,
-    "release": True,
-    "mark_cancelled": True,
     "cancel": CancelOutcome.REQUESTED,
     "recover_expired": RecoveryResult(),
     "is_due": True,
@@ -539,7 +528,7 @@ async def test_every_call_is_passed_on_as_made_and_answered_as_the_store_answere
         ("claim", store.claim(["k"], worker_id="w", lease_duration=LEASE)),
         ("heartbeat", store.heartbeat(lease, progress={"p": 1}, lease_duration=LEASE)),
         ("heartbeat_many", store.heartbeat_many([(lease, {"p": 0})], lease_duration=LEASE)),
-        ("complete", store.complete(lease, progress={"p": 2})),
+        ("finish", store.finish(lease, RunOutcome.succeeded({"p": 2}))),
         (
             "complete_and_claim",
             store.complete_and_claim(
@@ -552,9 +541,9 @@ async def test_every_call_is_passed_on_as_made_and_answered_as_the_store_answere
                 [(lease, {"p": 7})], kinds=["k"], worker_id="w", lease_duration=LEASE
             ),
         ),
-        ("fail", store.fail(lease, error="boom", progress={"p": 4})),
-        ("release", store.release(lease, progress={"p": 5})),
-        ("mark_cancelled", store.mark_cancelled(lease, progress={"p": 6})),
+        ("finish", store.finish(lease, RunOutcome.failed("boom", {"p": 4}))),
+        ("finish", store.finish(lease, RunOutcome.released({"p": 5}))),
+        ("finish", store.finish(lease, RunOutcome.cancelled({"p": 6}))),
         ("cancel", store.cancel(7, reason="operator")),
         ("recover_expired", store.recover_expired(max_stalls=3)),
         ("is_due", store.is_due("k", LEASE)),
@@ -573,7 +562,7 @@ async def test_every_call_is_passed_on_as_made_and_answered_as_the_store_answere
         ("claim", (["k"],), {"worker_id": "w", "lease_duration": LEASE}),
         ("heartbeat", (lease,), {"progress": {"p": 1}, "lease_duration": LEASE}),
         ("heartbeat_many", ([(lease, {"p": 0})],), {"lease_duration": LEASE}),
-        ("complete", (lease,), {"progress": {"p": 2}}),
+        ("finish", (lease, RunOutcome.succeeded({"p": 2})), {}),
         (
             "complete_and_claim",
             (lease,),
@@ -584,9 +573,9 @@ async def test_every_call_is_passed_on_as_made_and_answered_as_the_store_answere
             ([(lease, {"p": 7})],),
             {"kinds": ["k"], "worker_id": "w", "lease_duration": LEASE},
         ),
-        ("fail", (lease,), {"error": "boom", "progress": {"p": 4}}),
-        ("release", (lease,), {"progress": {"p": 5}}),
-        ("mark_cancelled", (lease,), {"progress": {"p": 6}}),
+        ("finish", (lease, RunOutcome.failed("boom", {"p": 4})), {}),
+        ("finish", (lease, RunOutcome.released({"p": 5})), {}),
+        ("finish", (lease, RunOutcome.cancelled({"p": 6})), {}),
         ("cancel", (7,), {"reason": "operator"}),
         ("recover_expired", (), {"max_stalls": 3}),
         ("is_due", ("k", LEASE), {}),

@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from workqueue.adapters.postgres.columns import ITEM_COLUMNS
 from workqueue.adapters.postgres.rows import work_item_from_row
 from workqueue.domain import WorkItem, WorkStatus
 
@@ -57,9 +58,7 @@ def test_a_row_reads_as_the_work_item_it_holds() -> None:
 
 
 def test_a_row_with_a_status_that_is_not_one_is_refused_naming_it() -> None:
-    row: dict[str, Any] = dict.fromkeys(
-        ("id", "kind", "payload", "attempt", "stalls", "dedup_key", "enqueued_at")
-    ) | {"status": "paused"}
+    row: dict[str, Any] = dict.fromkeys(ITEM_COLUMNS) | {"status": "paused"}
 
     with pytest.raises(ValueError, match=r"^'paused' is not a valid WorkStatus$"):
         work_item_from_row(row)  # type: ignore[arg-type]

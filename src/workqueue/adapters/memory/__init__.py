@@ -10,7 +10,7 @@ from workqueue.adapters.memory.monitor import InMemoryWorkMonitor
 from workqueue.adapters.memory.notifications import InMemoryWorkNotifications
 from workqueue.adapters.memory.queue import InMemoryWorkQueue
 from workqueue.adapters.memory.state import InMemoryState, StoredRefreshToken
-from workqueue.adapters.memory.store import InMemoryWorkStore, stalled_error, superseded_error
+from workqueue.adapters.memory.store import InMemoryWorkStore
 from workqueue.adapters.memory.tokens import InMemoryRefreshTokenStore
 
 __all__ = [
@@ -21,6 +21,4 @@ __all__ = [
     "InMemoryWorkQueue",
     "InMemoryWorkStore",
     "StoredRefreshToken",
-    "stalled_error",
-    "superseded_error",
 ]

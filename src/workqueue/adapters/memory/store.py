@@ -47,7 +47,7 @@ leaves open, made here and checked by the contract kit
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Collection
+from collections.abc import Collection
 from dataclasses import replace
 from datetime import datetime, timedelta
 
@@ -56,7 +56,6 @@ from pydantic import JsonValue
 from workqueue.adapters.memory.due import kind_is_due
 from workqueue.adapters.memory.state import InMemoryState
 from workqueue.domain import (
-    DEFAULT_CANCEL_REASON,
     FINISHED_STATUSES,
     CancelOutcome,
     Clock,
@@ -64,24 +63,18 @@ from workqueue.domain import (
     Lease,
     ProgressSnapshot,
     RecoveryResult,
+    RunEnding,
+    RunOutcome,
     WorkItem,
     WorkStatus,
     WorkStore,
     kind_name,
+    next_claimable,
     progress_value,
+    stalled_error,
 )
 
-__all__ = ["InMemoryWorkStore", "stalled_error", "superseded_error"]
-
-
-def superseded_error(twin_id: int) -> str:
-    """The error of an item failed because queued item ``twin_id`` has its kind and key."""
-    return f"superseded by queued item {twin_id} with the same dedup key"
-
-
-def stalled_error(stalls: int, max_stalls: int) -> str:
-    """The error of an item failed because its lease expired ``stalls`` times."""
-    return f"stalled: lease expired {stalls} times (max stalls {max_stalls})"
+__all__ = ["InMemoryWorkStore"]
 
 
 class InMemoryWorkStore(WorkStore):
@@ -104,27 +97,27 @@ class InMemoryWorkStore(WorkStore):
     async def claim(
         self, kinds: Collection[str], *, worker_id: str, lease_duration: timedelta
     ) -> WorkItem | None:
-        """Take the oldest queued item (lowest id) of one of ``kinds``, or return None.
+        """Take the next claimable item of ``kinds`` (:func:`~workqueue.domain.next_claimable`).
 
         :raises StoreUnavailableError: if the state is marked unavailable.
         """
         self._state.check_available()
         wanted = {kind_name(kind) for kind in kinds}
-        for item in self._state.items.values():
-            if item.status is WorkStatus.QUEUED and item.kind in wanted:
-                now = self._clock.now()
-                return self._state.write(
-                    replace(
-                        item,
-                        status=WorkStatus.RUNNING,
-                        attempt=item.attempt + 1,
-                        started_at=now,
-                        heartbeat_at=now,
-                        worker_id=worker_id,
-                        lease_expires_at=now + lease_duration,
-                    )
-                )
-        return None
+        item = next_claimable(self._state.items.values(), wanted)
+        if item is None:
+            return None
+        now = self._clock.now()
+        return self._state.write(
+            replace(
+                item,
+                status=WorkStatus.RUNNING,
+                attempt=item.attempt + 1,
+                started_at=now,
+                heartbeat_at=now,
+                worker_id=worker_id,
+                lease_expires_at=now + lease_duration,
+            )
+        )
 
     async def heartbeat(
         self, lease: Lease, *, progress: JsonValue | ProgressSnapshot, lease_duration: timedelta
@@ -152,36 +145,18 @@ class InMemoryWorkStore(WorkStore):
             return HeartbeatAnswer.HELD
         return HeartbeatAnswer.CANCEL_REQUESTED
 
-    async def complete(self, lease: Lease, *, progress: JsonValue | ProgressSnapshot) -> bool:
-        """Mark the item succeeded and stamp ``finished_at``.
+    async def finish(self, lease: Lease, outcome: RunOutcome) -> bool:
+        """End the run as ``outcome`` says (:meth:`RunOutcome.ends_as`) and write its progress.
 
         :returns: False, changing nothing, when the lease is no longer held.
         :raises StoreUnavailableError: if the state is marked unavailable.
         """
-        return self._finish_held(lease, progress, WorkStatus.SUCCEEDED, lambda item: None)
-
-    async def fail(
-        self, lease: Lease, *, error: str, progress: JsonValue | ProgressSnapshot
-    ) -> bool:
-        """Mark the item failed with ``error`` and stamp ``finished_at``.
-
-        :returns: False, changing nothing, when the lease is no longer held.
-        :raises StoreUnavailableError: if the state is marked unavailable.
-        """
-        return self._finish_held(lease, progress, WorkStatus.FAILED, lambda item: error)
-
-    async def mark_cancelled(self, lease: Lease, *, progress: JsonValue | ProgressSnapshot) -> bool:
-        """Mark the item cancelled with its cancel's reason and stamp ``finished_at``.
-
-        :returns: False, changing nothing, when the lease is no longer held.
-        :raises StoreUnavailableError: if the state is marked unavailable.
-        """
-        return self._finish_held(
-            lease,
-            progress,
-            WorkStatus.CANCELLED,
-            lambda item: item.cancel_reason or DEFAULT_CANCEL_REASON,
-        )
+        self._state.check_available()
+        item = self._held(lease)
+        if item is None:
+            return False
+        self._end(replace(item, progress=progress_value(outcome.progress)), outcome)
+        return True
 
     async def cancel(self, item_id: int, *, reason: str) -> CancelOutcome:
         """Cancel a queued item now, or record the request on a running one.
@@ -201,27 +176,6 @@ class InMemoryWorkStore(WorkStore):
             return CancelOutcome.ALREADY_REQUESTED
         self._state.write(replace(item, cancel_reason=reason))
         return CancelOutcome.REQUESTED
-
-    async def release(self, lease: Lease, *, progress: JsonValue | ProgressSnapshot) -> bool:
-        """Put the item back in queued without a stall, or fail it as superseded.
-
-        An item whose cancel was requested is cancelled instead.
-
-        :returns: False, changing nothing, when the lease is no longer held; True
-            when the item was requeued, superseded or cancelled.
-        :raises StoreUnavailableError: if the state is marked unavailable.
-        """
-        self._state.check_available()
-        item = self._held(lease)
-        if item is None:
-            return False
-        released = replace(item, progress=progress_value(progress))
-        if item.cancel_reason is not None:
-            # Handed back once its cancel was requested: the operator wanted it stopped.
-            self._finish(released, WorkStatus.CANCELLED, error=item.cancel_reason)
-        else:
-            self._return_to_queue(released)
-        return True
 
     async def recover_expired(self, *, max_stalls: int) -> RecoveryResult:
         """Return every running item whose lease expired (``lease_expires_at < now``).
@@ -243,16 +197,15 @@ class InMemoryWorkStore(WorkStore):
         result = RecoveryResult()
         for item in sorted(expired, key=lambda item: item.id, reverse=True):
             if item.cancel_reason is not None:
-                self._finish(item, WorkStatus.CANCELLED, error=item.cancel_reason)
+                self._end(item, RunOutcome.cancelled(item.progress))
                 result.cancelled.append(item.id)
                 continue
             stalled = replace(item, stalls=item.stalls + 1)
             if stalled.stalls >= max_stalls:
-                self._finish(
-                    stalled, WorkStatus.FAILED, error=stalled_error(stalled.stalls, max_stalls)
-                )
+                error = stalled_error(stalled.stalls, max_stalls)
+                self._end(stalled, RunOutcome.failed(error, item.progress))
                 result.stalled.append(item.id)
-            elif self._return_to_queue(stalled):
+            elif self._end(stalled, RunOutcome.released(item.progress)) is WorkStatus.QUEUED:
                 result.requeued.append(item.id)
             else:
                 result.superseded.append(item.id)
@@ -340,20 +293,15 @@ class InMemoryWorkStore(WorkStore):
             return None
         return item
 
-    def _finish_held(
-        self,
-        lease: Lease,
-        progress: JsonValue | ProgressSnapshot,
-        status: WorkStatus,
-        error: Callable[[WorkItem], str | None],
-    ) -> bool:
-        """The one fenced finish of complete, fail and mark_cancelled: False when not held."""
-        self._state.check_available()
-        item = self._held(lease)
-        if item is None:
-            return False
-        self._finish(replace(item, progress=progress_value(progress)), status, error=error(item))
-        return True
+    def _end(self, item: WorkItem, outcome: RunOutcome) -> WorkStatus:
+        """Write how ``item``'s run ended; return its new status. The one way back to queued."""
+        twin = self._queued_twin(item) if outcome.ending is RunEnding.RELEASED else None
+        status, error = outcome.ends_as(cancel_reason=item.cancel_reason, queued_twin=twin)
+        if status is WorkStatus.QUEUED:
+            self._state.write(replace(item, status=status, lease_expires_at=None, worker_id=None))
+        else:
+            self._finish(item, status, error=error)
+        return status
 
     def _finish(self, item: WorkItem, status: WorkStatus, *, error: str | None) -> None:
         self._state.write(
@@ -366,18 +314,7 @@ class InMemoryWorkStore(WorkStore):
             )
         )
 
-    def _return_to_queue(self, item: WorkItem) -> bool:
-        """Requeue ``item`` (True), or fail it as superseded by its queued twin (False)."""
-        twin = self._queued_twin(item)
-        if twin is not None:
-            self._finish(item, WorkStatus.FAILED, error=superseded_error(twin.id))
-            return False
-        self._state.write(
-            replace(item, status=WorkStatus.QUEUED, lease_expires_at=None, worker_id=None)
-        )
-        return True
-
-    def _queued_twin(self, item: WorkItem) -> WorkItem | None:
+    def _queued_twin(self, item: WorkItem) -> int | None:
         if item.dedup_key is None:
             return None
         for other in self._state.items.values():
@@ -387,5 +324,5 @@ class InMemoryWorkStore(WorkStore):
                 and other.kind == item.kind
                 and other.dedup_key == item.dedup_key
             ):
-                return other
+                return other.id
         return None

@@ -1,9 +1,11 @@
-"""Reading ``work_items`` rows as domain values."""
+"""Reading ``work_items`` rows as domain values: the columns of
+:data:`~workqueue.adapters.postgres.columns.ITEM_COLUMNS`, by name."""
 
 from __future__ import annotations
 
 import asyncpg
 
+from workqueue.adapters.postgres.columns import ITEM_COLUMNS
 from workqueue.domain import WorkItem, WorkStatus
 
 __all__ = ["work_item_from_row"]
@@ -21,24 +23,9 @@ def work_item_from_row(row: asyncpg.Record) -> WorkItem:
 
     :raises ValueError: if the row's status is not a :class:`~workqueue.domain.WorkStatus`.
     """
-    return WorkItem(
-        id=row["id"],
-        kind=row["kind"],
-        payload=row["payload"],
-        status=_status(row["status"]),
-        attempt=row["attempt"],
-        stalls=row["stalls"],
-        dedup_key=row["dedup_key"],
-        enqueued_at=row["enqueued_at"],
-        started_at=row["started_at"],
-        heartbeat_at=row["heartbeat_at"],
-        lease_expires_at=row["lease_expires_at"],
-        finished_at=row["finished_at"],
-        worker_id=row["worker_id"],
-        progress=row["progress"],
-        error=row["error"],
-        cancel_reason=row["cancel_reason"],
-    )
+    values = {column: row[column] for column in ITEM_COLUMNS}
+    values["status"] = _status(values["status"])
+    return WorkItem(**values)
 
 
 def _status(value: str) -> WorkStatus:

@@ -11,6 +11,14 @@ more statements, each introduced by a ``-- name: <name>`` line::
 
 A trailing semicolon is dropped, so each statement can be prepared on its own.
 
+What several statements share is written once, as a fragment (a ``-- fragment:
+<name>`` section, which is not a statement) that they include as ``{{name}}``.
+``{{item_columns}}`` is every column of ``work_items`` that a
+:class:`~workqueue.domain.WorkItem` holds, in its order (``{{item_columns:w}}``
+prefixes each with ``w.``): the one list of them, owned by
+:mod:`~workqueue.adapters.postgres.columns`. Placeholders are replaced when the
+file is loaded, never with values: parameters stay ``$n``.
+
 There is one way to reach a statement: a module loads its file once, at import,
 and names the statement where it runs it::
 
@@ -31,11 +39,18 @@ from collections.abc import Iterator, Mapping
 from functools import cache
 from importlib.resources import files
 
+from workqueue.adapters.postgres.columns import item_columns
+
 __all__ = ["StatementFile", "load_statements", "parse_statements"]
 
 _PACKAGE = "workqueue.adapters.postgres"
 
-_NAME_LINE = re.compile(r"^--\s*name:\s*(?P<name>[a-z_][a-z0-9_]*)\s*$", re.MULTILINE)
+_NAME_LINE = re.compile(
+    r"^--\s*(?P<what>name|fragment):\s*(?P<name>[a-z_][a-z0-9_]*)\s*$", re.MULTILINE
+)
+_PLACEHOLDER = re.compile(r"\{\{(?P<name>[a-z_][a-z0-9_]*)(?::(?P<alias>[a-z_][a-z0-9_]*))?\}\}")
+# A fragment may include fragments; deeper than this is a cycle.
+_MOST_NESTED_FRAGMENTS = 4
 
 
 class StatementFile(Mapping[str, str]):
@@ -68,21 +83,56 @@ def parse_statements(file_name: str, text: str) -> StatementFile:
         before its first name line, or has a name with no SQL under it.
     """
     matches = list(_NAME_LINE.finditer(text))
-    if not matches:
+    if not any(match["what"] == "name" for match in matches):
         raise ValueError(f"{file_name} has no '-- name: ...' line")
     if _has_sql(text[: matches[0].start()]):
         raise ValueError(f"{file_name} has SQL before its first '-- name: ...' line")
-    statements: dict[str, str] = {}
+    sections: dict[str, dict[str, str]] = {"name": {}, "fragment": {}}
     for index, match in enumerate(matches):
-        name = match["name"]
+        name, kind = match["name"], match["what"]
+        what = "statement" if kind == "name" else "fragment"
         end = matches[index + 1].start() if index + 1 < len(matches) else len(text)
         body = text[match.end() : end].strip().removesuffix(";").rstrip()
-        if name in statements:
-            raise ValueError(f"{file_name} names the statement {name!r} twice")
+        if name in sections["name"] or name in sections["fragment"]:
+            raise ValueError(f"{file_name} names the {what} {name!r} twice")
         if not _has_sql(body):
-            raise ValueError(f"{file_name}: the statement {name!r} is empty")
-        statements[name] = body
+            raise ValueError(f"{file_name}: the {what} {name!r} is empty")
+        sections[kind][name] = body
+    fragments = sections["fragment"]
+    statements = {
+        name: _rendered(file_name, body, fragments, 0) for name, body in sections["name"].items()
+    }
     return StatementFile(file_name, statements)
+
+
+def _rendered(file_name: str, text: str, fragments: Mapping[str, str], depth: int) -> str:
+    """``text`` with each ``{{placeholder}}`` replaced (see the module's docstring).
+
+    :raises ValueError: naming the file, for a placeholder that names nothing, or
+        fragments that include each other.
+    """
+    if depth > _MOST_NESTED_FRAGMENTS:
+        raise ValueError(f"{file_name}: fragments nested too deep (do two include each other?)")
+
+    def replacement(match: re.Match[str]) -> str:
+        name, alias = match["name"], match["alias"]
+        if name == "item_columns":
+            return item_columns(alias)
+        if name not in fragments or alias is not None:
+            raise ValueError(f"{file_name}: {match[0]} names no fragment")
+        return _rendered(
+            file_name, _without_leading_comments(fragments[name]), fragments, depth + 1
+        )
+
+    return _PLACEHOLDER.sub(replacement, text)
+
+
+def _without_leading_comments(text: str) -> str:
+    """A fragment without the comment lines it opens with: they say why once, in the file."""
+    lines = text.splitlines()
+    while lines and lines[0].strip().startswith("--"):
+        lines.pop(0)
+    return "\n".join(lines)
 
 
 @cache

@@ -10,8 +10,9 @@ Two mechanisms are PostgreSQL's own:
 
 - **Claim** is one ``UPDATE ... WHERE id = (SELECT ... FOR UPDATE SKIP LOCKED)``:
   concurrent claimers never wait for each other and never get the same item.
-- **Dedup on return** (docs/adr/0004) is decided inside the release and recovery
-  statements. A queued twin committed by an enqueue after the statement's
+- **Dedup on return** (docs/adr/0004) is decided inside the one statement
+  fragment every end of a run goes through (``end_runs``: finish, the claims'
+  completions, recovery). A queued twin committed by an enqueue after the statement's
   snapshot makes the requeue violate the unique dedup index; the statement then
   rolls back whole and runs again, and the second run sees the twin and
   supersedes. So no moment shows two queued twins, and nothing is half-done.
@@ -32,7 +33,6 @@ from workqueue.adapters.postgres.rows import work_item_from_row
 from workqueue.adapters.postgres.sql import load_statements
 from workqueue.adapters.postgres.unavailable import connection_loss_as_unavailable
 from workqueue.domain import (
-    DEFAULT_CANCEL_REASON,
     CancelOutcome,
     Clock,
     HeartbeatAnswer,
@@ -40,13 +40,15 @@ from workqueue.domain import (
     LeaseProgress,
     ProgressSnapshot,
     RecoveryResult,
+    RunEnding,
+    RunOutcome,
     WorkItem,
     WorkStatus,
     WorkStore,
     kind_name,
 )
 
-__all__ = ["PostgresWorkStore", "cancel_outcome"]
+__all__ = ["PostgresWorkStore", "cancel_outcome", "recovered_list"]
 
 _SQL = load_statements("store.sql")
 _DEDUP_INDEX = "work_items_queued_dedup_key"
@@ -83,6 +85,17 @@ def cancel_outcome(
     if status == WorkStatus.RUNNING and requested:
         return CancelOutcome.ALREADY_REQUESTED
     return CancelOutcome.FINISHED
+
+
+def recovered_list(result: RecoveryResult, ending: str, status: str) -> list[int]:
+    """The list of ``result`` a recovered item belongs in: how its run ended, and its status."""
+    if ending == RunEnding.CANCELLED:
+        return result.cancelled
+    if ending == RunEnding.FAILED:
+        return result.stalled
+    if status == WorkStatus.QUEUED:
+        return result.requeued
+    return result.superseded
 
 
 class PostgresWorkStore(WorkStore):  # pragma: no mutate block
@@ -181,17 +194,26 @@ class PostgresWorkStore(WorkStore):  # pragma: no mutate block
         requested = {row["id"]: row["cancel_requested"] for row in rows}
         return [_HEARTBEAT_ANSWERS[requested.get(lease.item_id)] for lease, _ in beats]
 
-    async def complete(self, lease: Lease, *, progress: JsonValue | ProgressSnapshot) -> bool:
-        """Mark the item succeeded and stamp ``finished_at``.
+    async def finish(self, lease: Lease, outcome: RunOutcome) -> bool:
+        """End the run as ``outcome`` says, in one fenced statement (``end_runs``).
 
         :returns: False, changing nothing, when the lease is no longer held.
         :raises StoreUnavailableError: if the database cannot be reached.
         """
-        with connection_loss_as_unavailable():
-            held = await self._connection.fetchval(
-                _SQL["complete"], lease.item_id, lease.attempt, self._clock.now(), progress
+
+        async def finish_once() -> bool:
+            row = await self._connection.fetchrow(
+                _SQL["finish"],
+                lease.item_id,
+                lease.attempt,
+                self._clock.now(),
+                outcome.ending.value,
+                outcome.progress,
+                outcome.error,
             )
-        return held is not None
+            return row is not None
+
+        return await _rerun_on_dedup_race(finish_once)
 
     async def complete_and_claim(
         self,
@@ -210,7 +232,7 @@ class PostgresWorkStore(WorkStore):  # pragma: no mutate block
         """
         names = [kind_name(kind) for kind in kinds]
         if not names:
-            return await self.complete(lease, progress=progress), None
+            return await self.finish(lease, RunOutcome.succeeded(progress)), None
         return await self._claim(
             names, worker_id, lease_duration, lease.item_id, lease.attempt, progress
         )
@@ -280,37 +302,6 @@ class PostgresWorkStore(WorkStore):  # pragma: no mutate block
         claimed = None if row["id"] is None else work_item_from_row(row)
         return bool(row["completed"]), claimed
 
-    async def fail(
-        self, lease: Lease, *, error: str, progress: JsonValue | ProgressSnapshot
-    ) -> bool:
-        """Mark the item failed with ``error`` and stamp ``finished_at``.
-
-        :returns: False, changing nothing, when the lease is no longer held.
-        :raises StoreUnavailableError: if the database cannot be reached.
-        """
-        with connection_loss_as_unavailable():
-            held = await self._connection.fetchval(
-                _SQL["fail"], lease.item_id, lease.attempt, self._clock.now(), progress, error
-            )
-        return held is not None
-
-    async def mark_cancelled(self, lease: Lease, *, progress: JsonValue | ProgressSnapshot) -> bool:
-        """Mark the item cancelled with its cancel's reason and stamp ``finished_at``.
-
-        :returns: False, changing nothing, when the lease is no longer held.
-        :raises StoreUnavailableError: if the database cannot be reached.
-        """
-        with connection_loss_as_unavailable():
-            held = await self._connection.fetchval(
-                _SQL["mark_cancelled"],
-                lease.item_id,
-                lease.attempt,
-                self._clock.now(),
-                progress,
-                DEFAULT_CANCEL_REASON,
-            )
-        return held is not None
-
     async def cancel(self, item_id: int, *, reason: str) -> CancelOutcome:
         """Cancel a queued item now, or record the request on a running one.
 
@@ -322,22 +313,6 @@ class PostgresWorkStore(WorkStore):  # pragma: no mutate block
             )
         assert row is not None  # the statement always returns its one row
         return cancel_outcome(row["changed"], row["status"], row["requested"])
-
-    async def release(self, lease: Lease, *, progress: JsonValue | ProgressSnapshot) -> bool:
-        """Put the item back in queued without a stall, or fail it as superseded.
-
-        :returns: False, changing nothing, when the lease is no longer held; True
-            when the item was requeued or superseded.
-        :raises StoreUnavailableError: if the database cannot be reached.
-        """
-
-        async def release_once() -> bool:
-            rows = await self._connection.fetch(
-                _SQL["release"], lease.item_id, lease.attempt, self._clock.now(), progress
-            )
-            return bool(rows)
-
-        return await _rerun_on_dedup_race(release_once)
 
     async def recover_expired(self, *, max_stalls: int) -> RecoveryResult:
         """Return every running item whose lease expired (``lease_expires_at < now``).
@@ -355,14 +330,8 @@ class PostgresWorkStore(WorkStore):  # pragma: no mutate block
 
         rows = await _rerun_on_dedup_race(recover_once)
         result = RecoveryResult()
-        outcomes = {
-            "requeued": result.requeued,
-            "stalled": result.stalled,
-            "superseded": result.superseded,
-            "cancelled": result.cancelled,
-        }
         for row in sorted(rows, key=lambda row: row["id"]):
-            outcomes[row["outcome"]].append(row["id"])
+            recovered_list(result, row["ending"], row["status"]).append(row["id"])
         return result
 
     async def is_due(self, kind: str, interval: timedelta) -> bool:

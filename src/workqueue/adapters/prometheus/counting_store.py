@@ -17,6 +17,8 @@ from workqueue.domain import (
     LeaseProgress,
     ProgressSnapshot,
     RecoveryResult,
+    RunEnding,
+    RunOutcome,
     WorkItem,
     WorkStatus,
     WorkStore,
@@ -94,10 +96,10 @@ class CountingWorkStore(WorkStore):
                 self._metrics.leases_lost.labels(self._forget(lease)).inc()
         return answers
 
-    async def complete(self, lease: Lease, *, progress: JsonValue | ProgressSnapshot) -> bool:
-        completed = await self._store.complete(lease, progress=progress)
-        self._written(lease, completed, self._metrics.succeeded)
-        return completed
+    async def finish(self, lease: Lease, outcome: RunOutcome) -> bool:
+        finished = await self._store.finish(lease, outcome)
+        self._written(lease, finished, self._counter_of(outcome.ending))
+        return finished
 
     async def complete_and_claim(
         self,
@@ -136,25 +138,8 @@ class CountingWorkStore(WorkStore):
             self._claimed(item)
         return answers
 
-    async def fail(
-        self, lease: Lease, *, error: str, progress: JsonValue | ProgressSnapshot
-    ) -> bool:
-        failed = await self._store.fail(lease, error=error, progress=progress)
-        self._written(lease, failed, self._metrics.failed)
-        return failed
-
-    async def mark_cancelled(self, lease: Lease, *, progress: JsonValue | ProgressSnapshot) -> bool:
-        cancelled = await self._store.mark_cancelled(lease, progress=progress)
-        self._written(lease, cancelled, self._metrics.cancelled)
-        return cancelled
-
     async def cancel(self, item_id: int, *, reason: str) -> CancelOutcome:
         return await self._store.cancel(item_id, reason=reason)
-
-    async def release(self, lease: Lease, *, progress: JsonValue | ProgressSnapshot) -> bool:
-        released = await self._store.release(lease, progress=progress)
-        self._written(lease, released, self._metrics.released)
-        return released
 
     async def recover_expired(self, *, max_stalls: int) -> RecoveryResult:
         result = await self._store.recover_expired(max_stalls=max_stalls)
@@ -191,6 +176,16 @@ class CountingWorkStore(WorkStore):
 
     async def count_by_kind_and_status(self) -> dict[tuple[str, WorkStatus], int]:
         return await self._store.count_by_kind_and_status()
+
+    def _counter_of(self, ending: RunEnding) -> Counter:
+        """The counter of the runs that ended so (a release counts as released, wherever
+        the item went: back to queued, superseded, or cancelled on its request)."""
+        return {
+            RunEnding.SUCCEEDED: self._metrics.succeeded,
+            RunEnding.FAILED: self._metrics.failed,
+            RunEnding.CANCELLED: self._metrics.cancelled,
+            RunEnding.RELEASED: self._metrics.released,
+        }[ending]
 
     def _claimed(self, item: WorkItem | None) -> None:
         if item is not None:

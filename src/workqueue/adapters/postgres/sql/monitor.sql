@@ -47,8 +47,7 @@ FROM kinds
 WHERE kinds.kind IS NOT NULL;
 
 -- name: running
-SELECT id, kind, payload, status, attempt, stalls, dedup_key, enqueued_at, started_at,
-       heartbeat_at, lease_expires_at, finished_at, worker_id, progress, error, cancel_reason
+SELECT {{item_columns}}
 FROM work_items
 WHERE status = 'running'
 ORDER BY id;
@@ -56,8 +55,7 @@ ORDER BY id;
 -- name: queued
 -- $1 the last id of the previous page (0 for the first), $2 limit. Keyset paging
 -- on work_items_claim: a page deep in the backlog costs what the first one does.
-SELECT id, kind, payload, status, attempt, stalls, dedup_key, enqueued_at, started_at,
-       heartbeat_at, lease_expires_at, finished_at, worker_id, progress, error, cancel_reason
+SELECT {{item_columns}}
 FROM work_items
 WHERE status = 'queued' AND id > $1
 ORDER BY id
@@ -66,8 +64,7 @@ LIMIT $2;
 -- name: queued_of_kind
 -- $1 kind, $2 the last id of the previous page (0 for the first), $3 limit; on
 -- work_items_queued_by_kind.
-SELECT id, kind, payload, status, attempt, stalls, dedup_key, enqueued_at, started_at,
-       heartbeat_at, lease_expires_at, finished_at, worker_id, progress, error, cancel_reason
+SELECT {{item_columns}}
 FROM work_items
 WHERE status = 'queued' AND kind = $1 AND id > $2
 ORDER BY id
@@ -75,8 +72,7 @@ LIMIT $3;
 
 -- name: recent_unsuccessful
 -- $1 limit. Read backwards from work_items_unsuccessful.
-SELECT id, kind, payload, status, attempt, stalls, dedup_key, enqueued_at, started_at,
-       heartbeat_at, lease_expires_at, finished_at, worker_id, progress, error, cancel_reason
+SELECT {{item_columns}}
 FROM work_items
 WHERE status NOT IN ('queued', 'running', 'succeeded')
 ORDER BY finished_at DESC, id DESC
@@ -98,7 +94,6 @@ WHERE stalls > 0 AND coalesce(finished_at, heartbeat_at) >= $1
 GROUP BY kind;
 
 -- name: item
-SELECT id, kind, payload, status, attempt, stalls, dedup_key, enqueued_at, started_at,
-       heartbeat_at, lease_expires_at, finished_at, worker_id, progress, error, cancel_reason
+SELECT {{item_columns}}
 FROM work_items
 WHERE id = $1;

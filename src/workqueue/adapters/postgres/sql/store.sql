@@ -1,26 +1,110 @@
 -- Every statement of PostgresWorkStore. Every timestamp is a parameter from the
 -- store's Clock (never now()), so tests control time on PostgreSQL too. Every
 -- write after a claim is fenced by the lease: id, attempt and status 'running'.
+-- What several statements share is a fragment, written once ({{name}}, see sql.py).
+
+-- fragment: next_claimable
+-- The one definition of the next claimable items and their order: queued, of the
+-- kinds $1 this worker serves, oldest first (FIFO by id). The partial claim index
+-- (work_items_claim) yields them in this order. SKIP LOCKED: concurrent claimers
+-- pass over each other's rows instead of waiting, and never get the same item.
+-- The statement that includes it says how many to take (LIMIT) before it.
+SELECT id
+FROM work_items
+WHERE status = 'queued' AND kind = ANY ($1::text[])
+ORDER BY id
+
+-- fragment: end_runs
+-- The one write of every way a run ends (RunOutcome, domain/run_outcome.py), and
+-- the one way back to queued. The statement that includes it first defines
+-- `ended`: one row per lease to end, (id, attempt, ending, progress, error,
+-- stalls, ended_at), where ending is 'succeeded', 'failed', 'cancelled' or
+-- 'released', error is a failure's error (a cancel's reason when none was
+-- recorded), and stalls the stall count to write (null: unchanged). Each lease is
+-- fenced on its own; a lease no longer held changes nothing and has no row in
+-- `finished` (id, status, twin_id, ending).
+--   succeeded, failed: that status and error; cancelled: cancelled with the
+--   recorded request's reason, else the given one.
+--   released: back to queued, lease and worker cleared, unless a cancel of it was
+--   requested (cancelled with that reason, docs/adr/0018) or a queued twin has its
+--   kind and dedup key (failed as superseded by it, docs/adr/0004). Of twins
+--   released together, the newest (newest payload) returns and supersedes the
+--   others. A twin committed after the statement's snapshot makes the requeue
+--   violate the unique dedup index: the caller runs the statement again.
+-- The twin's kind and dedup key never change, so `t` reads them from the
+-- snapshot; the cancel request is read from the row being updated (`w`), as
+-- PostgreSQL rechecks it should a cancel have written it meanwhile.
+finished AS (
+    UPDATE work_items AS w
+    SET status = CASE WHEN e.ending <> 'released' THEN e.ending
+                      WHEN w.cancel_reason IS NOT NULL THEN 'cancelled'
+                      WHEN t.twin_id IS NOT NULL THEN 'failed'
+                      ELSE 'queued'
+                 END,
+        stalls = coalesce(e.stalls, w.stalls),
+        progress = e.progress,
+        lease_expires_at = NULL,
+        worker_id = CASE WHEN e.ending = 'released' AND w.cancel_reason IS NULL
+                              AND t.twin_id IS NULL THEN NULL
+                         ELSE w.worker_id
+                    END,
+        finished_at = CASE WHEN e.ending = 'released' AND w.cancel_reason IS NULL
+                                AND t.twin_id IS NULL THEN NULL
+                           ELSE e.ended_at
+                      END,
+        error = CASE WHEN e.ending = 'succeeded' THEN NULL
+                     WHEN e.ending = 'failed' THEN e.error
+                     WHEN w.cancel_reason IS NOT NULL THEN w.cancel_reason
+                     WHEN e.ending = 'cancelled' THEN e.error
+                     WHEN t.twin_id IS NOT NULL THEN
+                         'superseded by queued item ' || t.twin_id || ' with the same dedup key'
+                END
+    FROM ended AS e
+    LEFT JOIN LATERAL (
+        SELECT coalesce(
+                   (SELECT q.id
+                    FROM work_items AS q
+                    WHERE q.status = 'queued' AND q.kind = i.kind AND q.dedup_key = i.dedup_key),
+                   (SELECT max(o.id)
+                    FROM ended AS o
+                    JOIN work_items AS oi ON oi.id = o.id
+                    WHERE o.ending = 'released' AND o.id > i.id AND oi.cancel_reason IS NULL
+                      AND oi.kind = i.kind AND oi.dedup_key = i.dedup_key)
+               ) AS twin_id
+        FROM work_items AS i
+        WHERE e.ending = 'released' AND i.id = e.id AND i.dedup_key IS NOT NULL
+    ) AS t ON true
+    WHERE w.id = e.id AND w.attempt = e.attempt AND w.status = 'running'
+    RETURNING w.id, w.status, t.twin_id, e.ending
+)
+
+-- name: finish
+-- $1 id, $2 attempt, $3 now, $4 ending, $5 progress, $6 error: one run ends (see
+-- end_runs). One row when the lease was held: the item's new status, and the
+-- queued twin that superseded a release; no row when it was not.
+WITH ended AS (
+    SELECT $1::bigint AS id, $2::integer AS attempt, $4::text AS ending,
+           $5::jsonb AS progress, $6::text AS error, NULL::integer AS stalls,
+           $3::timestamptz AS ended_at
+),
+{{end_runs}}
+SELECT status, twin_id FROM finished;
 
 -- name: claim
 -- $1 kinds, $2 worker_id, $3 now, $4 lease_expires_at: the claim. $5 id, $6 attempt,
--- $7 progress: a lease to complete first, in the same statement and commit, or three
--- nulls (then nothing matches and nothing is completed). The one claim statement:
--- WorkStore.claim and complete_and_claim both run it.
--- The completion is fenced exactly as complete's. The claim takes the oldest queued
--- item of the kinds, whether or not the fence held; SKIP LOCKED: concurrent claimers
--- pass over each other's rows instead of waiting, and never get the same item. The
--- subquery reads the partial claim index only. The two updates touch different rows
--- (the completed one is running, the claimed one queued), so neither sees the
--- other's change. Always one row: completed, then the claimed item's columns, all
--- null when nothing was claimable.
-WITH completed AS (
-    UPDATE work_items
-    SET status = 'succeeded', finished_at = $3, progress = $7, lease_expires_at = NULL,
-        error = NULL
-    WHERE id = $5 AND attempt = $6 AND status = 'running'
-    RETURNING true
+-- $7 progress: a lease to end as succeeded first, in the same statement and commit,
+-- or three nulls (then nothing matches and nothing is ended). WorkStore.claim and
+-- complete_and_claim both run it. The claim takes the next claimable item whether
+-- or not the fence held. The two updates touch different rows (the ended one is
+-- running, the claimed one queued), so neither sees the other's change. Always
+-- one row: completed, then the claimed item's columns, all null when nothing was
+-- claimable.
+WITH ended AS (
+    SELECT $5::bigint AS id, $6::integer AS attempt, 'succeeded'::text AS ending,
+           $7::jsonb AS progress, NULL::text AS error, NULL::integer AS stalls,
+           $3::timestamptz AS ended_at
 ),
+{{end_runs}},
 claimed AS (
     UPDATE work_items
     SET status = 'running',
@@ -29,45 +113,31 @@ claimed AS (
         heartbeat_at = $3,
         worker_id = $2,
         lease_expires_at = $4
-    WHERE id = (
-        SELECT id
-        FROM work_items
-        WHERE status = 'queued' AND kind = ANY ($1::text[])
-        ORDER BY id
-        LIMIT 1
-        FOR UPDATE SKIP LOCKED
-    )
-    RETURNING id, kind, payload, status, attempt, stalls, dedup_key, enqueued_at, started_at,
-              heartbeat_at, lease_expires_at, finished_at, worker_id, progress, error, cancel_reason
+    WHERE id = ({{next_claimable}} LIMIT 1 FOR UPDATE SKIP LOCKED)
+    RETURNING {{item_columns}}
 )
-SELECT EXISTS (SELECT FROM completed) AS completed, claimed.*
+SELECT EXISTS (SELECT FROM finished) AS completed, claimed.*
 FROM (VALUES (1)) AS one
 LEFT JOIN claimed ON true;
 
 -- name: complete_and_claim_many
 -- $1 kinds, $2 worker_id, $3 now, $4 lease_expires_at: the claims, of at most $8
 -- items. $5 ids, $6 attempts, $7 progress as JSON text (NULL for none), all as text
--- (see heartbeat_many): the leases to complete first, in the same statement and
--- commit. The claim statement above
--- for many completions at once: each completion fenced exactly as complete's,
--- then the oldest queued items of the kinds claimed, SKIP LOCKED, whether or not
--- the fences held. One row per claimed item (in no order: the caller sorts them
--- by id), or one row of nulls when nothing was claimable; each row carries the
--- ids of the completions whose lease was held.
-WITH completed AS (
-    UPDATE work_items AS item
-    SET status = 'succeeded', finished_at = $3, progress = lease.progress::jsonb,
-        lease_expires_at = NULL, error = NULL
+-- (see heartbeat_many): the leases to end as succeeded first, in the same
+-- statement and commit. The claim statement above for many leases at once: each
+-- fenced on its own, then the next claimable items claimed whether or not the
+-- fences held. One row per claimed item (in no order: the caller sorts them by
+-- id), or one row of nulls when nothing was claimable; each row carries the ids
+-- of the leases that were held.
+WITH ended AS (
+    SELECT lease.id::bigint AS id, lease.attempt::integer AS attempt,
+           'succeeded'::text AS ending, lease.progress::jsonb AS progress,
+           NULL::text AS error, NULL::integer AS stalls, $3::timestamptz AS ended_at
     FROM unnest($5::text[], $6::text[], $7::text[]) AS lease(id, attempt, progress)
-    WHERE item.id = lease.id::bigint AND item.attempt = lease.attempt::integer
-      AND item.status = 'running'
-    RETURNING item.id
 ),
+{{end_runs}},
 next AS MATERIALIZED (
-    SELECT id
-    FROM work_items
-    WHERE status = 'queued' AND kind = ANY ($1::text[])
-    ORDER BY id
+    {{next_claimable}}
     LIMIT $8
     FOR UPDATE SKIP LOCKED
 ),
@@ -81,12 +151,9 @@ claimed AS (
         lease_expires_at = $4
     FROM next
     WHERE item.id = next.id
-    RETURNING item.id, item.kind, item.payload, item.status, item.attempt, item.stalls,
-              item.dedup_key, item.enqueued_at, item.started_at, item.heartbeat_at,
-              item.lease_expires_at, item.finished_at, item.worker_id, item.progress,
-              item.error, item.cancel_reason
+    RETURNING {{item_columns:item}}
 )
-SELECT ARRAY(SELECT id::text FROM completed) AS completed, claimed.*
+SELECT ARRAY(SELECT id::text FROM finished) AS completed, claimed.*
 FROM (VALUES (1)) AS one
 LEFT JOIN claimed ON true;
 
@@ -115,29 +182,6 @@ WHERE item.id = beat.id::bigint AND item.attempt = beat.attempt::integer
   AND item.status = 'running'
 RETURNING item.id, item.cancel_reason IS NOT NULL AS cancel_requested;
 
--- name: complete
--- $1 id, $2 attempt, $3 now, $4 progress. worker_id stays: the last holder.
-UPDATE work_items
-SET status = 'succeeded', finished_at = $3, progress = $4, lease_expires_at = NULL, error = NULL
-WHERE id = $1 AND attempt = $2 AND status = 'running'
-RETURNING true;
-
--- name: fail
--- $1 id, $2 attempt, $3 now, $4 progress, $5 error. worker_id stays: the last holder.
-UPDATE work_items
-SET status = 'failed', finished_at = $3, progress = $4, lease_expires_at = NULL, error = $5
-WHERE id = $1 AND attempt = $2 AND status = 'running'
-RETURNING true;
-
--- name: mark_cancelled
--- $1 id, $2 attempt, $3 now, $4 progress, $5 the reason when none was recorded.
--- The holder's write once its heartbeat answered that a cancel was requested.
-UPDATE work_items
-SET status = 'cancelled', finished_at = $3, progress = $4, lease_expires_at = NULL,
-    error = coalesce(cancel_reason, $5)
-WHERE id = $1 AND attempt = $2 AND status = 'running'
-RETURNING true;
-
 -- name: cancel
 -- $1 id, $2 now, $3 reason. One row: the status the cancel wrote ('cancelled' for a
 -- queued item, 'running' when it recorded the request on a running one; null when
@@ -162,112 +206,39 @@ SELECT (SELECT status FROM changed) AS changed,
 FROM (VALUES (1)) AS one
 LEFT JOIN work_items AS w ON w.id = $1;
 
--- name: release
--- $1 id, $2 attempt, $3 now, $4 progress. Returns the queued twin's id, null when
--- the item went back to queued; no row when the lease was not held.
--- Back to queued without a stall, unless a cancel of it was requested (then it is
--- cancelled, docs/adr/0018) or a queued item with the same kind and dedup key
--- exists: then this one is failed as superseded (docs/adr/0004). Should
--- a twin be committed after this statement's snapshot, the requeue violates the
--- unique dedup index and the caller runs the statement again, which then sees it.
-WITH held AS (
-    SELECT h.id,
-           h.cancel_reason,
-           (SELECT q.id
-            FROM work_items AS q
-            WHERE q.status = 'queued' AND q.kind = h.kind AND q.dedup_key = h.dedup_key
-              AND h.cancel_reason IS NULL
-           ) AS twin_id
-    FROM work_items AS h
-    WHERE h.id = $1 AND h.attempt = $2 AND h.status = 'running'
-    FOR UPDATE OF h
-)
-UPDATE work_items AS w
-SET status = CASE WHEN held.cancel_reason IS NOT NULL THEN 'cancelled'
-                  WHEN held.twin_id IS NULL THEN 'queued'
-                  ELSE 'failed'
-             END,
-    progress = $4,
-    lease_expires_at = NULL,
-    worker_id = CASE WHEN held.twin_id IS NULL AND held.cancel_reason IS NULL THEN NULL
-                     ELSE w.worker_id
-                END,
-    finished_at = CASE WHEN held.twin_id IS NULL AND held.cancel_reason IS NULL THEN NULL
-                       ELSE $3::timestamptz
-                  END,
-    error = CASE WHEN held.cancel_reason IS NOT NULL THEN held.cancel_reason
-                 WHEN held.twin_id IS NULL THEN NULL
-                 ELSE 'superseded by queued item ' || held.twin_id || ' with the same dedup key'
-            END
-FROM held
-WHERE w.id = held.id AND w.attempt = $2 AND w.status = 'running'
-RETURNING held.twin_id;
-
 -- name: recover_expired
--- $1 now, $2 max_stalls. One row per recovered item: its id and what happened.
--- Every running item whose lease expired (strictly: lease_expires_at < now) gets
--- one more stall and then, in this order of precedence:
---   'cancelled'  a cancel of it was requested: cancelled with its reason, and no
---                stall counted (docs/adr/0018);
---   'stalled'    the stalls reached max_stalls: failed, the error says so;
---   'superseded' a queued item has its kind and dedup key, or a newer expired twin
---                is being requeued by this same statement: failed (docs/adr/0004);
---   'requeued'   back to queued, lease and worker cleared.
+-- $1 now, $2 max_stalls. One row per recovered item: its id, how its run ended
+-- and its new status. Every running item whose lease expired (strictly:
+-- lease_expires_at < now) ends as its holder would have ended it (end_runs):
+--   cancelled  a cancel of it was requested: cancelled with its reason, and no
+--              stall counted (docs/adr/0018);
+--   failed     one more stall reaches max_stalls: the error says it stalled;
+--   released   with one more stall: back to queued, or superseded by a queued
+--              twin (docs/adr/0004).
 -- SKIP LOCKED: items another recoverer (or a heartbeat) holds are left to the next
--- pass. A twin committed after the snapshot makes the requeue violate the unique
--- dedup index; the caller runs the statement again, which then sees it.
+-- pass.
 WITH expired AS (
-    SELECT id, kind, dedup_key, cancel_reason, stalls + 1 AS stalls,
-           cancel_reason IS NULL AS returns
+    SELECT id, attempt, progress, cancel_reason, stalls + 1 AS stalls
     FROM work_items
     WHERE status = 'running' AND lease_expires_at < $1::timestamptz
     FOR UPDATE SKIP LOCKED
 ),
-decided AS (
-    SELECT e.id,
-           e.stalls,
-           e.returns,
-           CASE WHEN NOT e.returns OR e.stalls >= $2::integer OR e.dedup_key IS NULL THEN NULL
-                ELSE coalesce(
-                    (SELECT q.id
-                     FROM work_items AS q
-                     WHERE q.status = 'queued' AND q.kind = e.kind AND q.dedup_key = e.dedup_key),
-                    -- Of expired twins that return together, the newest (newest
-                    -- payload) is requeued and supersedes the others.
-                    nullif(max(e.id) FILTER (WHERE e.returns AND e.stalls < $2::integer)
-                               OVER (PARTITION BY e.kind, e.dedup_key),
-                           e.id))
-           END AS twin_id
-    FROM expired AS e
+ended AS (
+    SELECT id, attempt,
+           CASE WHEN cancel_reason IS NOT NULL THEN 'cancelled'
+                WHEN stalls >= $2::integer THEN 'failed'
+                ELSE 'released'
+           END AS ending,
+           progress,
+           CASE WHEN cancel_reason IS NULL AND stalls >= $2::integer THEN
+               'stalled: lease expired ' || stalls || ' times (max stalls ' || $2::integer || ')'
+           END AS error,
+           CASE WHEN cancel_reason IS NULL THEN stalls END AS stalls,
+           $1::timestamptz AS ended_at
+    FROM expired
 ),
-outcome AS (
-    SELECT d.id, d.stalls, d.twin_id,
-           CASE WHEN NOT d.returns THEN 'cancelled'
-                WHEN d.stalls >= $2::integer THEN 'stalled'
-                WHEN d.twin_id IS NOT NULL THEN 'superseded'
-                ELSE 'requeued'
-           END AS outcome
-    FROM decided AS d
-)
-UPDATE work_items AS w
-SET stalls = CASE WHEN o.outcome = 'cancelled' THEN w.stalls ELSE o.stalls END,
-    status = CASE o.outcome WHEN 'requeued' THEN 'queued'
-                            WHEN 'cancelled' THEN 'cancelled'
-                            ELSE 'failed'
-             END,
-    lease_expires_at = NULL,
-    worker_id = CASE WHEN o.outcome = 'requeued' THEN NULL ELSE w.worker_id END,
-    finished_at = CASE WHEN o.outcome = 'requeued' THEN NULL ELSE $1::timestamptz END,
-    error = CASE o.outcome
-                WHEN 'cancelled' THEN w.cancel_reason
-                WHEN 'stalled' THEN
-                    'stalled: lease expired ' || o.stalls || ' times (max stalls ' || $2::integer || ')'
-                WHEN 'superseded' THEN
-                    'superseded by queued item ' || o.twin_id || ' with the same dedup key'
-            END
-FROM outcome AS o
-WHERE w.id = o.id
-RETURNING w.id, o.outcome;
+{{end_runs}}
+SELECT id, ending, status FROM finished;
 
 -- name: is_due
 -- $1 kind, $2 the latest finished_at that is long enough ago (now - interval).
@@ -299,15 +270,13 @@ deleted AS (
 SELECT count(*) FROM deleted;
 
 -- name: get
-SELECT id, kind, payload, status, attempt, stalls, dedup_key, enqueued_at, started_at,
-       heartbeat_at, lease_expires_at, finished_at, worker_id, progress, error, cancel_reason
+SELECT {{item_columns}}
 FROM work_items
 WHERE id = $1;
 
 -- name: list_items_oldest_first
 -- $1 statuses or null for all, $2 kinds or null for all, $3 limit.
-SELECT id, kind, payload, status, attempt, stalls, dedup_key, enqueued_at, started_at,
-       heartbeat_at, lease_expires_at, finished_at, worker_id, progress, error, cancel_reason
+SELECT {{item_columns}}
 FROM work_items
 WHERE ($1::text[] IS NULL OR status = ANY ($1::text[]))
   AND ($2::text[] IS NULL OR kind = ANY ($2::text[]))
@@ -316,8 +285,7 @@ LIMIT $3;
 
 -- name: list_items_newest_first
 -- $1 statuses or null for all, $2 kinds or null for all, $3 limit.
-SELECT id, kind, payload, status, attempt, stalls, dedup_key, enqueued_at, started_at,
-       heartbeat_at, lease_expires_at, finished_at, worker_id, progress, error, cancel_reason
+SELECT {{item_columns}}
 FROM work_items
 WHERE ($1::text[] IS NULL OR status = ANY ($1::text[]))
   AND ($2::text[] IS NULL OR kind = ANY ($2::text[]))

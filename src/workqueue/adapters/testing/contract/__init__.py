@@ -89,7 +89,7 @@ from workqueue.adapters.testing.contract.memory import (
     MemoryContractFixtures,
     open_memory_subject,
 )
-from workqueue.adapters.testing.contract.model import QueueModel, stalled_error, superseded_error
+from workqueue.adapters.testing.contract.model import QueueModel
 from workqueue.adapters.testing.contract.model_check import MODEL_CHECK_SETTINGS, ModelContract
 from workqueue.adapters.testing.contract.progress import ProgressSnapshotContract
 from workqueue.adapters.testing.contract.purge import PurgeContract
@@ -112,6 +112,7 @@ from workqueue.adapters.testing.contract.transactions import (
     CallerTransactionContract,
     DedupAcrossTransactionsContract,
 )
+from workqueue.domain import stalled_error, superseded_error
 
 __all__ = [
     "DEFAULT_SETTINGS",

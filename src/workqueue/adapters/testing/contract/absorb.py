@@ -12,6 +12,7 @@ from workqueue.adapters.testing.contract.steps import claim
 from workqueue.domain import (
     EnqueueRequest,
     EnqueueResult,
+    RunOutcome,
     WorkItem,
     WorkQueue,
     WorkStatus,
@@ -58,7 +59,7 @@ class AbsorbContract:
         # A twin that has already run once (released back to queued) has more to lose.
         twin = await queue.enqueue(AlphaJob(number=1), dedup_key="daily")
         running = await claim(store)
-        assert await store.release(running.lease, progress={"half": True})
+        assert await store.finish(running.lease, RunOutcome.released({"half": True}))
         before = await backdoor.all_items()
         await clock.advance(30)
 

@@ -25,6 +25,7 @@ from workqueue.domain import (
     CancelOutcome,
     HeartbeatAnswer,
     RecoveryResult,
+    RunOutcome,
     WorkItem,
     WorkQueue,
     WorkStatus,
@@ -143,7 +144,7 @@ class CancelContract:
         await queue.enqueue(AlphaJob())
         running = await claim(store)
         await store.cancel(running.id, reason=REASON)
-        await store.mark_cancelled(running.lease, progress=None)
+        await store.finish(running.lease, RunOutcome.cancelled(None))
 
         answer = await store.heartbeat(running.lease, progress=None, lease_duration=LEASE)
 
@@ -158,7 +159,7 @@ class CancelContract:
         await store.cancel(running.id, reason=REASON)
         await clock.advance(2)
 
-        assert await store.mark_cancelled(running.lease, progress={"done": 4}) is True
+        assert await store.finish(running.lease, RunOutcome.cancelled({"done": 4})) is True
 
         item = await backdoor.read_item(running.id)
         assert item is not None
@@ -169,7 +170,7 @@ class CancelContract:
             {"done": 4},
         )
         assert (item.lease_expires_at, item.worker_id, item.stalls) == (None, WORKER, 0)
-        assert await store.mark_cancelled(running.lease, progress=None) is False
+        assert await store.finish(running.lease, RunOutcome.cancelled(None)) is False
 
     async def test_marking_cancelled_without_a_request_stores_the_default_reason(
         self, queue: WorkQueue, store: WorkStore, backdoor: Backdoor
@@ -177,7 +178,7 @@ class CancelContract:
         await queue.enqueue(AlphaJob())
         running = await claim(store)
 
-        assert await store.mark_cancelled(running.lease, progress=None) is True
+        assert await store.finish(running.lease, RunOutcome.cancelled(None)) is True
 
         item = await backdoor.read_item(running.id)
         assert item is not None
@@ -243,7 +244,7 @@ class CancelContract:
         running = await claim(store)
         await store.cancel(running.id, reason=REASON)
 
-        assert await store.release(running.lease, progress={"half": True}) is True
+        assert await store.finish(running.lease, RunOutcome.released({"half": True})) is True
 
         item = await backdoor.read_item(running.id)
         assert item is not None
@@ -262,7 +263,7 @@ class CancelContract:
         running = await claim(store)
         await store.cancel(running.id, reason=REASON)
 
-        assert await store.complete(running.lease, progress=None) is True
+        assert await store.finish(running.lease, RunOutcome.succeeded(None)) is True
 
         item = await backdoor.read_item(running.id)
         assert item is not None
@@ -274,9 +275,9 @@ class CancelContract:
         await queue.enqueue(AlphaJob(number=1))
         await queue.enqueue(BetaJob(label="b"))
         succeeded = await claim(store)
-        await store.complete(succeeded.lease, progress={"ok": 1})
+        await store.finish(succeeded.lease, RunOutcome.succeeded({"ok": 1}))
         failed = await claim(store)
-        await store.fail(failed.lease, error="boom", progress=None)
+        await store.finish(failed.lease, RunOutcome.failed("boom", None))
         before = [await backdoor.read_item(item.id) for item in (succeeded, failed)]
 
         outcomes = [await store.cancel(item.id, reason=REASON) for item in (succeeded, failed)]
@@ -339,7 +340,7 @@ class CancelContract:
                 assert isinstance(claimed, WorkItem), f"round {round_number + 1}"
                 assert claimed.id == queued.id
                 assert (item.status, item.cancel_reason) == (WorkStatus.RUNNING, REASON)
-                assert await store.mark_cancelled(claimed.lease, progress=None)
+                assert await store.finish(claimed.lease, RunOutcome.cancelled(None))
 
     async def test_a_cancel_racing_a_completion_has_exactly_one_outcome(
         self,
@@ -355,7 +356,7 @@ class CancelContract:
 
             racers: list[Callable[[], Awaitable[object]]] = [
                 partial(canceller.cancel, running.id, reason=REASON),
-                partial(store.complete, running.lease, progress=None),
+                partial(store.finish, running.lease, RunOutcome.succeeded()),
             ]
             cancelled, completed = await at_once(racers)
 
@@ -364,4 +365,4 @@ class CancelContract:
             item = await backdoor.read_item(running.id)
             assert item is not None
             assert item.status is WorkStatus.SUCCEEDED
-            assert await store.mark_cancelled(running.lease, progress=None) is False
+            assert await store.finish(running.lease, RunOutcome.cancelled(None)) is False

@@ -16,7 +16,7 @@ from workqueue.adapters.testing.contract.fixtures import StoreFactory
 from workqueue.adapters.testing.contract.kinds import AlphaJob, BetaJob, ContractKind, GammaJob
 from workqueue.adapters.testing.contract.race import at_once
 from workqueue.adapters.testing.contract.steps import ALL_KINDS, LEASE, WORKER, claim
-from workqueue.domain import EnqueueRequest, WorkItem, WorkQueue, WorkStatus, WorkStore
+from workqueue.domain import EnqueueRequest, RunOutcome, WorkItem, WorkQueue, WorkStatus, WorkStore
 
 __all__ = ["ClaimContract", "claim_past_a_locked_item", "row_locking_backdoor"]
 
@@ -170,7 +170,7 @@ class ClaimContract:
     ) -> None:
         await queue.enqueue(AlphaJob())
         first = await claim(store)
-        assert await store.release(first.lease, progress={"pages": 3})
+        assert await store.finish(first.lease, RunOutcome.released({"pages": 3}))
 
         second = await claim(store)
 
@@ -192,7 +192,7 @@ class ClaimContract:
                 claims.append((item.id, worker_id))
                 # Let the other claimers in between the claim and the complete.
                 await asyncio.sleep(0)
-                assert await store.complete(item.lease, progress=None)
+                assert await store.finish(item.lease, RunOutcome.succeeded(None))
 
         await asyncio.gather(
             *(claim_until_empty(store, f"claimer-{n}") for n, store in enumerate(stores))
@@ -286,4 +286,4 @@ class ClaimContract:
                 assert item is not None
                 stored = await backdoor.read_item(item.id)
                 assert stored == item, f"round {round_number + 1}: item {item.id} was claimed twice"
-                assert await store.complete(item.lease, progress=None)
+                assert await store.finish(item.lease, RunOutcome.succeeded(None))

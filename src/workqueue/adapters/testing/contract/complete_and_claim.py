@@ -19,7 +19,7 @@ from workqueue.adapters.testing.contract.steps import (
     claim,
     lost_lease_after_a_reclaim,
 )
-from workqueue.domain import EnqueueRequest, WorkItem, WorkQueue, WorkStatus, WorkStore
+from workqueue.domain import EnqueueRequest, RunOutcome, WorkItem, WorkQueue, WorkStatus, WorkStore
 
 __all__ = ["CompleteAndClaimContract"]
 
@@ -168,7 +168,7 @@ class CompleteAndClaimContract:
         await queue.enqueue(AlphaJob())
         following = await queue.enqueue(AlphaJob())
         running = await claim(store)
-        assert await store.fail(running.lease, error="boom", progress=None)
+        assert await store.finish(running.lease, RunOutcome.failed("boom", None))
         failed = await backdoor.read_item(running.id)
 
         completed, claimed = await store.complete_and_claim(
@@ -278,4 +278,4 @@ class CompleteAndClaimContract:
                 assert await backdoor.read_item(claimed.id) == claimed, (
                     f"round {round_number + 1}: item {claimed.id} was claimed twice"
                 )
-                assert await store.complete(claimed.lease, progress=None)
+                assert await store.finish(claimed.lease, RunOutcome.succeeded(None))

@@ -20,7 +20,7 @@ from workqueue.adapters.testing.contract.steps import (
     a_lost_lease_beside_a_held_one,
     claim,
 )
-from workqueue.domain import EnqueueRequest, WorkItem, WorkQueue, WorkStatus, WorkStore
+from workqueue.domain import EnqueueRequest, RunOutcome, WorkItem, WorkQueue, WorkStatus, WorkStore
 
 __all__ = ["CompleteAndClaimManyContract"]
 
@@ -179,6 +179,6 @@ class CompleteAndClaimManyContract:
                 f"and claiming together got {ids}"
             )
             for item in claimed:
-                assert await store.complete(item.lease, progress=None), (
+                assert await store.finish(item.lease, RunOutcome.succeeded(None)), (
                     f"round {round_number + 1}: item {item.id} was claimed twice"
                 )

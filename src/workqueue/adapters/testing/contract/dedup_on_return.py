@@ -7,9 +7,16 @@ from collections import Counter
 from workqueue.adapters.testing.clock import FakeClock
 from workqueue.adapters.testing.contract.backdoor import Backdoor
 from workqueue.adapters.testing.contract.kinds import AlphaJob, BetaJob, ContractKind
-from workqueue.adapters.testing.contract.model import stalled_error, superseded_error
 from workqueue.adapters.testing.contract.steps import LEASE, MAX_STALLS, claim, expire_the_lease
-from workqueue.domain import RecoveryResult, WorkQueue, WorkStatus, WorkStore
+from workqueue.domain import (
+    RecoveryResult,
+    RunOutcome,
+    WorkQueue,
+    WorkStatus,
+    WorkStore,
+    stalled_error,
+    superseded_error,
+)
 
 __all__ = ["DedupOnReturnContract"]
 
@@ -35,7 +42,7 @@ class DedupOnReturnContract:
         twin = await queue.enqueue(AlphaJob(number=2), dedup_key="k")
         await clock.advance(5)
 
-        assert await store.release(running.lease, progress={"at": 1}) is True
+        assert await store.finish(running.lease, RunOutcome.released({"at": 1})) is True
 
         item = await backdoor.read_item(running.id)
         assert item is not None
@@ -73,7 +80,7 @@ class DedupOnReturnContract:
         await queue.enqueue(AlphaJob(number=1), dedup_key="k")
         running = await claim(store)
         twin = await queue.enqueue(AlphaJob(number=2), dedup_key="k")
-        await store.release(running.lease, progress=None)
+        await store.finish(running.lease, RunOutcome.released(None))
 
         next_claim = await claim(store)
 
@@ -88,7 +95,7 @@ class DedupOnReturnContract:
         expired = await claim(store)
         await queue.enqueue(AlphaJob(number=1))
 
-        await store.release(released.lease, progress=None)
+        await store.finish(released.lease, RunOutcome.released(None))
         await expire_the_lease(clock)
         result = await store.recover_expired(max_stalls=MAX_STALLS)
 
@@ -104,7 +111,7 @@ class DedupOnReturnContract:
         await queue.enqueue(BetaJob(), dedup_key="k")
         await queue.enqueue(AlphaJob(), dedup_key="other")
 
-        await store.release(running.lease, progress=None)
+        await store.finish(running.lease, RunOutcome.released(None))
 
         item = await backdoor.read_item(running.id)
         assert item is not None
@@ -118,7 +125,7 @@ class DedupOnReturnContract:
         await queue.enqueue(AlphaJob(number=2), dedup_key="k")
         second = await claim(store)
 
-        await store.release(first.lease, progress=None)
+        await store.finish(first.lease, RunOutcome.released(None))
 
         item = await backdoor.read_item(first.id)
         assert item is not None

@@ -24,6 +24,7 @@ from workqueue.adapters.testing.contract.steps import LEASE, claim
 from workqueue.domain import (
     PERIODIC_DEDUP_KEY,
     InvalidPayloadError,
+    RunOutcome,
     WorkQueue,
     WorkSchedule,
     WorkStatus,
@@ -122,7 +123,7 @@ class EnqueueIfDueContract:
         assert first is not None
         item = await claim(store)
         await clock.advance(600)
-        assert await store.complete(item.lease, progress=None)
+        assert await store.finish(item.lease, RunOutcome.succeeded(None))
 
         await clock.advance(HOUR.total_seconds() - 1)
         too_soon = await queue.enqueue_if_due(HOURLY_ALPHA)
@@ -200,7 +201,7 @@ class EnqueueIfDueContract:
                     [ContractKind.ALPHA], worker_id=worker_id, lease_duration=LEASE
                 )
                 if item is not None:
-                    assert await store.complete(item.lease, progress=None)
+                    assert await store.finish(item.lease, RunOutcome.succeeded(None))
                 elif asked.is_set():
                     return
                 else:

@@ -14,7 +14,7 @@ from workqueue.adapters.testing.contract.steps import (
     expire_the_lease,
     lost_lease_after_a_reclaim,
 )
-from workqueue.domain import Lease, WorkQueue, WorkStatus, WorkStore
+from workqueue.domain import Lease, RunOutcome, WorkQueue, WorkStatus, WorkStore
 
 __all__ = ["FencingContract"]
 
@@ -74,7 +74,7 @@ class FencingContract:
     ) -> None:
         await queue.enqueue(AlphaJob())
         item = await claim(store)
-        assert await store.release(item.lease, progress=None)
+        assert await store.finish(item.lease, RunOutcome.released(None))
         released = await backdoor.read_item(item.id)
 
         assert await LEASED_WRITES[write](store, item.lease) is False

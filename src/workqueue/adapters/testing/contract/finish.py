@@ -10,7 +10,7 @@ from workqueue.adapters.testing.clock import FakeClock
 from workqueue.adapters.testing.contract.backdoor import Backdoor
 from workqueue.adapters.testing.contract.kinds import AlphaJob
 from workqueue.adapters.testing.contract.steps import LEASE, claim, running_after_stalls
-from workqueue.domain import WorkQueue, WorkStatus, WorkStore
+from workqueue.domain import RunOutcome, WorkQueue, WorkStatus, WorkStore
 
 __all__ = ["FinishContract"]
 
@@ -25,7 +25,7 @@ class FinishContract:
         claimed = await claim(store, worker_id="worker-1")
         await clock.advance(12)
 
-        assert await store.complete(claimed.lease, progress={"rows": 40}) is True
+        assert await store.finish(claimed.lease, RunOutcome.succeeded({"rows": 40})) is True
 
         item = await backdoor.read_item(claimed.id)
         assert item is not None
@@ -47,8 +47,8 @@ class FinishContract:
         claimed = await claim(store, worker_id="worker-1")
         await clock.advance(3)
 
-        failed = await store.fail(
-            claimed.lease, error="ValueError: no such user", progress={"rows": 2}
+        failed = await store.finish(
+            claimed.lease, RunOutcome.failed("ValueError: no such user", {"rows": 2})
         )
 
         assert failed is True
@@ -66,7 +66,7 @@ class FinishContract:
     ) -> None:
         await queue.enqueue(AlphaJob())
         claimed = await claim(store)
-        await store.fail(claimed.lease, error="boom", progress=None)
+        await store.finish(claimed.lease, RunOutcome.failed("boom", None))
 
         assert await store.claim(["contract_alpha"], worker_id="w", lease_duration=LEASE) is None
 
@@ -84,9 +84,9 @@ class FinishContract:
         await clock.advance(8)
 
         if outcome is WorkStatus.SUCCEEDED:
-            done = await store.complete(running.lease, progress={"rows": 3})
+            done = await store.finish(running.lease, RunOutcome.succeeded({"rows": 3}))
         else:
-            done = await store.fail(running.lease, error="boom", progress={"rows": 3})
+            done = await store.finish(running.lease, RunOutcome.failed("boom", {"rows": 3}))
 
         assert done is True
         assert await backdoor.read_item(running.id) == replace(

@@ -14,6 +14,7 @@ from workqueue.domain import (
     HeartbeatAnswer,
     Lease,
     ProgressSnapshot,
+    RunOutcome,
     WorkItem,
     WorkQueue,
     WorkStatus,
@@ -87,7 +88,7 @@ class HeartbeatManyContract:
         await queue.enqueue(AlphaJob(number=3))
         first, second, third = [await claim(store) for _ in range(3)]
         await store.cancel(third.id, reason="enough")
-        await store.complete(first.lease, progress=None)
+        await store.finish(first.lease, RunOutcome.succeeded(None))
 
         answers = await store.heartbeat_many(
             [(third.lease, None), (first.lease, None), (second.lease, None)],

@@ -10,7 +10,7 @@ from workqueue.adapters.testing.clock import FakeClock
 from workqueue.adapters.testing.contract.backdoor import Backdoor
 from workqueue.adapters.testing.contract.kinds import AlphaJob, BetaJob, ContractKind, GammaJob
 from workqueue.adapters.testing.contract.steps import LEASE, claim
-from workqueue.domain import EnqueueRequest, WorkItem, WorkQueue, WorkStatus, WorkStore
+from workqueue.domain import EnqueueRequest, RunOutcome, WorkItem, WorkQueue, WorkStatus, WorkStore
 
 __all__ = ["ListingContract"]
 
@@ -28,8 +28,8 @@ async def mixed_items(queue: WorkQueue, store: WorkStore) -> dict[str, int]:
             ("gamma queued", GammaJob()),
         ]
     }
-    await store.complete((await claim(store)).lease, progress=None)
-    await store.fail((await claim(store)).lease, error="boom", progress=None)
+    await store.finish((await claim(store)).lease, RunOutcome.succeeded(None))
+    await store.finish((await claim(store)).lease, RunOutcome.failed("boom", None))
     await claim(store)
     return ids
 

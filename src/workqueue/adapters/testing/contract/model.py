@@ -19,27 +19,21 @@ from typing import Any
 from pydantic import JsonValue
 
 from workqueue.domain import (
-    DEFAULT_CANCEL_REASON,
     CancelOutcome,
     EnqueueResult,
     HeartbeatAnswer,
     Lease,
     RecoveryResult,
+    RunEnding,
+    RunOutcome,
     WorkItem,
     WorkStatus,
+    next_claimable,
+    progress_value,
+    stalled_error,
 )
 
-__all__ = ["QueueModel", "stalled_error", "superseded_error"]
-
-
-def stalled_error(stalls: int, max_stalls: int) -> str:
-    """The exact error of an item failed by recovery at the stall limit."""
-    return f"stalled: lease expired {stalls} times (max stalls {max_stalls})"
-
-
-def superseded_error(twin_id: int) -> str:
-    """The exact error of a returning item failed because queued item ``twin_id`` is its twin."""
-    return f"superseded by queued item {twin_id} with the same dedup key"
+__all__ = ["QueueModel"]
 
 
 class QueueModel:
@@ -112,28 +106,23 @@ class QueueModel:
         )
         return EnqueueResult(id=new_id, created=True)
 
-    def absorbing_id(self, kind: str, dedup_key: str | None) -> int | None:
-        """The queued item that would absorb this enqueue, if any."""
-        return self._queued_twin(kind, dedup_key, besides=None)
-
     def claim(
         self, kinds: Collection[str], worker_id: str, now: datetime, lease: timedelta
     ) -> WorkItem | None:
-        """The item a claim must return, now running, or None."""
-        for item_id in sorted(self.items):
-            item = self.items[item_id]
-            if item.status is WorkStatus.QUEUED and item.kind in kinds:
-                self.items[item_id] = replace(
-                    item,
-                    status=WorkStatus.RUNNING,
-                    attempt=item.attempt + 1,
-                    started_at=now,
-                    heartbeat_at=now,
-                    worker_id=worker_id,
-                    lease_expires_at=now + lease,
-                )
-                return self.items[item_id]
-        return None
+        """The item a claim must return, now running, or None (the domain's claim order)."""
+        item = next_claimable(self.items.values(), kinds)
+        if item is None:
+            return None
+        self.items[item.id] = replace(
+            item,
+            status=WorkStatus.RUNNING,
+            attempt=item.attempt + 1,
+            started_at=now,
+            heartbeat_at=now,
+            worker_id=worker_id,
+            lease_expires_at=now + lease,
+        )
+        return self.items[item.id]
 
     def holds(self, lease: Lease) -> bool:
         """Whether ``lease`` is the live lease of a running item."""
@@ -170,36 +159,12 @@ class QueueModel:
         self.items[item_id] = replace(item, cancel_reason=reason)
         return CancelOutcome.REQUESTED
 
-    def mark_cancelled(self, lease: Lease, progress: JsonValue, now: datetime) -> bool:
-        """The holder's write once a cancel was requested: cancelled, with the cancel's reason."""
+    def finish(self, lease: Lease, outcome: RunOutcome, now: datetime) -> bool:
+        """The one write of a run's end: False, changing nothing, when the lease is not held."""
         if not self.holds(lease):
             return False
-        item = self.items[lease.item_id]
-        error = item.cancel_reason or DEFAULT_CANCEL_REASON
-        self._finish(replace(item, progress=progress), WorkStatus.CANCELLED, error, now)
-        return True
-
-    def finish(
-        self,
-        lease: Lease,
-        status: WorkStatus,
-        error: str | None,
-        progress: JsonValue,
-        now: datetime,
-    ) -> bool:
-        if not self.holds(lease):
-            return False
-        self._finish(replace(self.items[lease.item_id], progress=progress), status, error, now)
-        return True
-
-    def release(self, lease: Lease, progress: JsonValue, now: datetime) -> bool:
-        if not self.holds(lease):
-            return False
-        item = replace(self.items[lease.item_id], progress=progress)
-        if item.cancel_reason is not None:
-            self._finish(item, WorkStatus.CANCELLED, item.cancel_reason, now)
-        else:
-            self._return(item, now)
+        item = replace(self.items[lease.item_id], progress=progress_value(outcome.progress))
+        self._end(item, outcome, now)
         return True
 
     def recover(self, now: datetime) -> RecoveryResult:
@@ -213,15 +178,15 @@ class QueueModel:
             if not item.lease_expires_at < now:
                 continue
             if item.cancel_reason is not None:
-                self._finish(item, WorkStatus.CANCELLED, item.cancel_reason, now)
+                self._end(item, RunOutcome.cancelled(item.progress), now)
                 result.cancelled.append(item_id)
                 continue
             stalled = replace(item, stalls=item.stalls + 1)
             if stalled.stalls >= self.max_stalls:
                 error = stalled_error(stalled.stalls, self.max_stalls)
-                self._finish(stalled, WorkStatus.FAILED, error, now)
+                self._end(stalled, RunOutcome.failed(error, item.progress), now)
                 result.stalled.append(item_id)
-            elif self._return(stalled, now):
+            elif self._end(stalled, RunOutcome.released(item.progress), now) is WorkStatus.QUEUED:
                 result.requeued.append(item_id)
             else:
                 result.superseded.append(item_id)
@@ -239,7 +204,7 @@ class QueueModel:
         duration: timedelta,
     ) -> tuple[bool, WorkItem | None]:
         """Complete, then claim, exactly as the two calls in turn would."""
-        completed = self.finish(lease, WorkStatus.SUCCEEDED, None, progress, now)
+        completed = self.finish(lease, RunOutcome.succeeded(progress), now)
         return completed, self.claim(kinds, worker_id, now, duration)
 
     def enqueue_if_due(
@@ -311,16 +276,19 @@ class QueueModel:
             item, status=status, error=error, finished_at=now, lease_expires_at=None
         )
 
-    def _return(self, item: WorkItem, now: datetime) -> bool:
-        twin = self._queued_twin(item.kind, item.dedup_key, besides=item.id)
-        if twin is not None:
-            error = superseded_error(twin)
-            self._finish(item, WorkStatus.FAILED, error, now)
-            return False
-        self.items[item.id] = replace(
-            item, status=WorkStatus.QUEUED, lease_expires_at=None, worker_id=None
-        )
-        return True
+    def _end(self, item: WorkItem, outcome: RunOutcome, now: datetime) -> WorkStatus:
+        """Write how ``item``'s run ended; return its new status (queued: back in the queue)."""
+        twin = None
+        if outcome.ending is RunEnding.RELEASED:
+            twin = self._queued_twin(item.kind, item.dedup_key, besides=item.id)
+        status, error = outcome.ends_as(cancel_reason=item.cancel_reason, queued_twin=twin)
+        if status is WorkStatus.QUEUED:
+            self.items[item.id] = replace(
+                item, status=status, lease_expires_at=None, worker_id=None
+            )
+        else:
+            self._finish(item, status, error, now)
+        return status
 
     def _queued_twin(self, kind: str, dedup_key: str | None, *, besides: int | None) -> int | None:
         if dedup_key is None:

@@ -29,6 +29,7 @@ from workqueue.adapters.testing.contract.steps import LEASE, claim
 from workqueue.domain import (
     LIVE_STATUSES,
     UNSUCCESSFUL_STATUSES,
+    RunOutcome,
     WorkMonitor,
     WorkQueue,
     WorkStatus,
@@ -263,7 +264,7 @@ class MonitoringContract:
         cancelled = (await queue.enqueue(AlphaJob(number=2))).id
         running = await store.claim([ALPHA], worker_id="w", lease_duration=LEASE)
         assert running is not None
-        await store.fail(running.lease, error="boom", progress=None)
+        await store.finish(running.lease, RunOutcome.failed("boom", None))
         await clock.advance(1)
         await store.cancel(cancelled, reason="not wanted")
 
@@ -344,7 +345,7 @@ class MonitoringContract:
     ) -> None:
         enqueued = await queue.enqueue(AlphaJob(number=5), dedup_key="five")
         claimed = await claim(store)
-        await store.fail(claimed.lease, error="ValueError: <script>", progress={"at": [1, 2]})
+        await store.finish(claimed.lease, RunOutcome.failed("ValueError: <script>", {"at": [1, 2]}))
 
         item = await monitor.item(enqueued.id)
 

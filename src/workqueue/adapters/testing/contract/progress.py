@@ -10,7 +10,14 @@ from pydantic import JsonValue
 from workqueue.adapters.testing.contract.backdoor import Backdoor
 from workqueue.adapters.testing.contract.kinds import AlphaJob
 from workqueue.adapters.testing.contract.steps import LEASE, claim, lease_held
-from workqueue.domain import HeartbeatAnswer, Lease, ProgressSnapshot, WorkQueue, WorkStore
+from workqueue.domain import (
+    HeartbeatAnswer,
+    Lease,
+    ProgressSnapshot,
+    RunOutcome,
+    WorkQueue,
+    WorkStore,
+)
 
 __all__ = ["ProgressSnapshotContract"]
 
@@ -20,10 +27,10 @@ PROGRESS_WRITES: dict[str, ProgressWrite] = {
     "heartbeat": lambda s, lease, p: lease_held(
         s.heartbeat(lease, progress=p, lease_duration=LEASE)
     ),
-    "complete": lambda s, lease, p: s.complete(lease, progress=p),
-    "fail": lambda s, lease, p: s.fail(lease, error="boom", progress=p),
-    "release": lambda s, lease, p: s.release(lease, progress=p),
-    "mark_cancelled": lambda s, lease, p: s.mark_cancelled(lease, progress=p),
+    "complete": lambda s, lease, p: s.finish(lease, RunOutcome.succeeded(p)),
+    "fail": lambda s, lease, p: s.finish(lease, RunOutcome.failed("boom", p)),
+    "release": lambda s, lease, p: s.finish(lease, RunOutcome.released(p)),
+    "mark_cancelled": lambda s, lease, p: s.finish(lease, RunOutcome.cancelled(p)),
 }
 
 
@@ -63,7 +70,7 @@ class ProgressSnapshotContract:
     ) -> None:
         await queue.enqueue(AlphaJob())
         claimed = await claim(store)
-        await store.complete(claimed.lease, progress={"kept": True})
+        await store.finish(claimed.lease, RunOutcome.succeeded({"kept": True}))
 
         stale = ProgressSnapshot.of_json('{"kept":false}')
         held = await store.heartbeat(claimed.lease, progress=stale, lease_duration=LEASE)

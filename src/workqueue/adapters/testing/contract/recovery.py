@@ -8,7 +8,6 @@ from datetime import timedelta
 from workqueue.adapters.testing.clock import FakeClock
 from workqueue.adapters.testing.contract.backdoor import Backdoor
 from workqueue.adapters.testing.contract.kinds import AlphaJob, ContractKind
-from workqueue.adapters.testing.contract.model import stalled_error
 from workqueue.adapters.testing.contract.steps import (
     LEASE,
     MAX_STALLS,
@@ -16,7 +15,14 @@ from workqueue.adapters.testing.contract.steps import (
     expire_the_lease,
     running_after_stalls,
 )
-from workqueue.domain import RecoveryResult, WorkQueue, WorkStatus, WorkStore
+from workqueue.domain import (
+    RecoveryResult,
+    RunOutcome,
+    WorkQueue,
+    WorkStatus,
+    WorkStore,
+    stalled_error,
+)
 
 __all__ = ["RecoveryContract"]
 
@@ -91,7 +97,7 @@ class RecoveryContract:
     ) -> None:
         await queue.enqueue(AlphaJob())
         finished = await claim(store)
-        await store.complete(finished.lease, progress=None)
+        await store.finish(finished.lease, RunOutcome.succeeded(None))
         await queue.enqueue(AlphaJob())
         await clock.advance(3600)
         before = await backdoor.all_items()

@@ -9,14 +9,20 @@ import pytest
 from workqueue.adapters.testing.clock import FakeClock
 from workqueue.adapters.testing.contract.backdoor import Backdoor
 from workqueue.adapters.testing.contract.kinds import AlphaJob
-from workqueue.adapters.testing.contract.model import stalled_error
 from workqueue.adapters.testing.contract.steps import (
     MAX_STALLS,
     claim,
     expire_the_lease,
     running_after_stalls,
 )
-from workqueue.domain import RecoveryResult, WorkQueue, WorkStatus, WorkStore
+from workqueue.domain import (
+    RecoveryResult,
+    RunOutcome,
+    WorkQueue,
+    WorkStatus,
+    WorkStore,
+    stalled_error,
+)
 
 __all__ = ["ReleaseContract"]
 
@@ -31,7 +37,7 @@ class ReleaseContract:
         claimed = await claim(store)
         await clock.advance(4)
 
-        assert await store.release(claimed.lease, progress={"half": True}) is True
+        assert await store.finish(claimed.lease, RunOutcome.released({"half": True})) is True
 
         item = await backdoor.read_item(claimed.id)
         assert item is not None
@@ -48,7 +54,7 @@ class ReleaseContract:
         await queue.enqueue(AlphaJob(number=1))
         await queue.enqueue(AlphaJob(number=2))
         first = await claim(store)
-        await store.release(first.lease, progress=None)
+        await store.finish(first.lease, RunOutcome.released(None))
 
         again = await claim(store)
 
@@ -67,7 +73,7 @@ class ReleaseContract:
         running = await running_after_stalls(store, clock, stalls)
         await clock.advance(4)
 
-        assert await store.release(running.lease, progress={"at": stalls}) is True
+        assert await store.finish(running.lease, RunOutcome.released({"at": stalls})) is True
 
         assert await backdoor.read_item(running.id) == replace(
             running,
@@ -82,7 +88,7 @@ class ReleaseContract:
     ) -> None:
         enqueued = await queue.enqueue(AlphaJob())
         running = await running_after_stalls(store, clock, MAX_STALLS - 1)
-        assert await store.release(running.lease, progress=None)
+        assert await store.finish(running.lease, RunOutcome.released(None))
 
         await claim(store)
         await expire_the_lease(clock)

@@ -12,6 +12,7 @@ from workqueue.application import requeue
 from workqueue.domain import (
     RequeueOutcome,
     RequeueResult,
+    RunOutcome,
     UnknownKindError,
     WorkPayload,
     WorkQueue,
@@ -48,7 +49,7 @@ class RequeueContract:
     ) -> None:
         await queue.enqueue(AlphaJob(number=7), dedup_key="k")
         failed = await claim(store)
-        await store.fail(failed.lease, error="boom", progress={"done": 1})
+        await store.finish(failed.lease, RunOutcome.failed("boom", {"done": 1}))
         before = await backdoor.read_item(failed.id)
 
         result = await requeued(failed.id, store, queue)
@@ -88,7 +89,7 @@ class RequeueContract:
     ) -> None:
         await queue.enqueue(AlphaJob(number=1), dedup_key="k")
         failed = await claim(store)
-        await store.fail(failed.lease, error="boom", progress=None)
+        await store.finish(failed.lease, RunOutcome.failed("boom", None))
         twin = await queue.enqueue(AlphaJob(number=2), dedup_key="k")
         rows = len(await backdoor.all_items())
 
@@ -104,7 +105,7 @@ class RequeueContract:
         await queue.enqueue(AlphaJob(number=2))
         await queue.enqueue(AlphaJob(number=3))
         succeeded = await claim(store)
-        await store.complete(succeeded.lease, progress=None)
+        await store.finish(succeeded.lease, RunOutcome.succeeded(None))
         running = await claim(store)
         rows = await backdoor.all_items()
         queued = rows[-1]

@@ -7,7 +7,7 @@ from datetime import timedelta
 
 from workqueue.adapters.testing.clock import FakeClock
 from workqueue.adapters.testing.contract.kinds import AlphaJob, ContractKind
-from workqueue.domain import HeartbeatAnswer, Lease, WorkItem, WorkQueue, WorkStore
+from workqueue.domain import HeartbeatAnswer, Lease, RunOutcome, WorkItem, WorkQueue, WorkStore
 
 __all__ = [
     "ALL_KINDS",
@@ -97,11 +97,13 @@ LEASED_WRITES: dict[str, LeasedWrite] = {
     "heartbeat": lambda store, lease: lease_held(
         store.heartbeat(lease, progress={"from": "heartbeat"}, lease_duration=LEASE)
     ),
-    "complete": lambda store, lease: store.complete(lease, progress={"from": "complete"}),
-    "fail": lambda store, lease: store.fail(lease, error="boom", progress={"from": "fail"}),
-    "release": lambda store, lease: store.release(lease, progress={"from": "release"}),
-    "mark_cancelled": lambda store, lease: store.mark_cancelled(
-        lease, progress={"from": "mark_cancelled"}
+    "complete": lambda store, lease: store.finish(
+        lease, RunOutcome.succeeded({"from": "complete"})
+    ),
+    "fail": lambda store, lease: store.finish(lease, RunOutcome.failed("boom", {"from": "fail"})),
+    "release": lambda store, lease: store.finish(lease, RunOutcome.released({"from": "release"})),
+    "mark_cancelled": lambda store, lease: store.finish(
+        lease, RunOutcome.cancelled({"from": "mark_cancelled"})
     ),
 }
 """Every write fenced by a lease, by name, each leaving a trace if it lands."""
