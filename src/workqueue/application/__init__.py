@@ -25,6 +25,7 @@ from workqueue.application.executor import WorkExecutor
 from workqueue.application.lanes import DEFAULT_CONCURRENCY, ExecutorLanes
 from workqueue.application.recovery import DEFAULT_MAX_STALLS, LeaseRecovery
 from workqueue.application.registry import (
+    Dispatch,
     KindCatalog,
     KindRegistry,
     Kinds,
@@ -42,6 +43,7 @@ __all__ = [
     "DEFAULT_POLL_INTERVAL",
     "REQUEUABLE_STATUSES",
     "TRUNCATION_MARKER",
+    "Dispatch",
     "ExecutionContext",
     "ExecutionOutcome",
     "ExecutionStatus",

@@ -21,7 +21,7 @@ from typing import Any
 from pydantic import JsonValue
 
 from workqueue.application.completions import Completions, SoloCompletions
-from workqueue.domain import Clock, ProgressSnapshot, WorkItem, WorkStore
+from workqueue.domain import Clock, KindPolicy, ProgressSnapshot, WorkItem, WorkStore
 
 __all__ = ["Claim", "Claimer"]
 
@@ -33,7 +33,18 @@ class Claim:
         is taken as secured from then on, so never later than the store's own expiry.
     """
 
-    __slots__ = ("cancel_requested", "claimed_at", "item", "log_extra", "lost", "secured_until")
+    __slots__ = (
+        "cancel_requested",
+        "claimed_at",
+        "item",
+        "log_extra",
+        "lost",
+        "policy",
+        "secured_until",
+    )
+
+    policy: KindPolicy
+    """The item's kind's policy: set when the item is dispatched to its handler."""
 
     def __init__(self, item: WorkItem, claimed_at: datetime, lease_duration: timedelta) -> None:
         self.item = item

@@ -237,7 +237,7 @@ class WorkExecutor:
             return await self._hand_back(claim)
         settings = self._settings
         try:
-            handler, payload = self._registry.dispatch(item.kind, item.payload)
+            handler, payload, claim.policy = self._registry.dispatch(item.kind, item.payload)
         except (InvalidPayloadError, UnknownKindError) as error:
             failure = Verdict(
                 ExecutionStatus.FAILED, bound_error(str(error), settings.max_error_length)

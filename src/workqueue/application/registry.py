@@ -15,12 +15,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from enum import Enum
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, NamedTuple, TypeVar
 
 from pydantic import ValidationError
 
 from workqueue.domain import (
     InvalidPayloadError,
+    KindPolicy,
     KindRegistryError,
     UnknownKindError,
     WorkHandler,
@@ -29,7 +30,7 @@ from workqueue.domain import (
     kind_name,
 )
 
-__all__ = ["KindCatalog", "KindRegistry", "Kinds", "describe_validation_error"]
+__all__ = ["Dispatch", "KindCatalog", "KindRegistry", "Kinds", "describe_validation_error"]
 
 K = TypeVar("K", bound=Enum)
 
@@ -228,16 +229,24 @@ class KindRegistry(KindCatalog[K]):
         except KeyError:
             raise UnknownKindError(kind, self._known) from None
 
-    def dispatch(
-        self, kind: str, payload: Mapping[str, Any]
-    ) -> tuple[WorkHandler[Any], WorkPayload]:
-        """The handler of ``kind`` and ``payload`` decoded for it: what running a stored item takes.
+    def dispatch(self, kind: str, payload: Mapping[str, Any]) -> Dispatch:
+        """What running a stored item takes: its handler, ``payload`` decoded for it, and
+        the kind's policy (declared by the handler).
 
         :raises UnknownKindError: if ``kind`` is not served here.
         :raises InvalidPayloadError: if the payload does not validate (see :meth:`decode`).
         """
         decoded = self.decode(kind, payload)
-        return self._handlers[kind], decoded
+        handler = self._handlers[kind]
+        return Dispatch(handler, decoded, handler.policy)
+
+
+class Dispatch(NamedTuple):
+    """What :meth:`KindRegistry.dispatch` finds for a stored item."""
+
+    handler: WorkHandler[Any]
+    payload: WorkPayload
+    policy: KindPolicy
 
 
 def describe_validation_error(error: ValidationError) -> str:

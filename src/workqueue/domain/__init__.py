@@ -32,6 +32,7 @@ from workqueue.domain.monitor import LIVE_STATUSES, UNSUCCESSFUL_STATUSES, WorkM
 from workqueue.domain.notifications import WorkNotifications
 from workqueue.domain.payload import WorkPayload
 from workqueue.domain.payload_check import checked_payload_json
+from workqueue.domain.policy import DEFAULT_POLICY, KindPolicy
 from workqueue.domain.progress import SNAPSHOT_JSON, ProgressSnapshot, progress_value
 from workqueue.domain.queue import EnqueueRequest, EnqueueResult, WorkQueue
 from workqueue.domain.run_outcome import RunEnding, RunOutcome, stalled_error, superseded_error
@@ -43,6 +44,7 @@ from workqueue.domain.tokens import RefreshTokenStore
 
 __all__ = [
     "DEFAULT_CANCEL_REASON",
+    "DEFAULT_POLICY",
     "FINISHED_STATUSES",
     "LIVE_STATUSES",
     "MAX_DEDUP_KEY_LENGTH",
@@ -58,6 +60,7 @@ __all__ = [
     "InsideTransactionError",
     "InvalidDedupKeyError",
     "InvalidPayloadError",
+    "KindPolicy",
     "KindRegistryError",
     "Lease",
     "LeaseProgress",

@@ -8,6 +8,7 @@ from typing import Any, ClassVar, Generic, Protocol, TypeVar, get_args, get_orig
 from pydantic import JsonValue
 
 from workqueue.domain.payload import WorkPayload
+from workqueue.domain.policy import DEFAULT_POLICY, KindPolicy
 
 __all__ = ["WorkContext", "WorkHandler"]
 
@@ -55,6 +56,8 @@ class WorkHandler(ABC, Generic[P]):
     """
 
     payload_type: ClassVar[type[WorkPayload]]
+    policy: ClassVar[KindPolicy] = DEFAULT_POLICY
+    """The kind's policy (:class:`~workqueue.domain.KindPolicy`), declared by its handler."""
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)

@@ -11,7 +11,9 @@ from pydantic import Field, ValidationError
 
 from workqueue.application import KindRegistry, describe_validation_error
 from workqueue.domain import (
+    DEFAULT_POLICY,
     InvalidPayloadError,
+    KindPolicy,
     KindRegistryError,
     UnknownKindError,
     WorkContext,
@@ -183,14 +185,31 @@ class TestLookup:
         with pytest.raises(InvalidPayloadError, match="rooms: Field required"):
             chores().decode("sweep", {})
 
-    def test_dispatch_gives_the_kind_handler_and_its_decoded_payload(self) -> None:
+    def test_dispatch_gives_the_kind_handler_its_decoded_payload_and_its_default_policy(
+        self,
+    ) -> None:
         mop = MopHandler()
         registry = KindRegistry(Chore, [Sweep, Mop], [SweepHandler(), mop])
 
-        handler, payload = registry.dispatch("mop", {"bucket": "blue"})
+        handler, payload, policy = registry.dispatch("mop", {"bucket": "blue"})
 
         assert handler is mop
         assert payload == Mop(bucket="blue")
+        assert policy is DEFAULT_POLICY
+
+    def test_dispatch_gives_the_policy_the_kind_handler_declares(self) -> None:
+        declared = KindPolicy()
+
+        class CarefulMopHandler(WorkHandler[Mop]):
+            policy = declared
+
+            async def handle(self, payload: Mop, ctx: WorkContext) -> None:
+                return None
+
+        registry = KindRegistry(Chore, [Sweep, Mop], [SweepHandler(), CarefulMopHandler()])
+
+        assert registry.dispatch("mop", {"bucket": "blue"}).policy is declared
+        assert registry.dispatch("sweep", {"rooms": 1}).policy is DEFAULT_POLICY
 
     def test_dispatch_of_an_unknown_kind_is_refused_listing_the_known_ones(self) -> None:
         with pytest.raises(UnknownKindError) as refused:
