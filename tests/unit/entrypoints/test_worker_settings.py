@@ -420,7 +420,16 @@ def pool_size(settings: WorkerSettings) -> int:
 
 class TestThePoolIsSizedForTheConcurrency:
     def test_each_lane_beyond_the_first_gets_one_more_connection(self) -> None:
-        assert pool_size(load_settings(concurrency=20)) == 23
+        assert pool_size(load_settings(concurrency=20)) - pool_size(
+            load_settings(concurrency=19)
+        ) == 1
+
+    def test_lanes_get_one_for_their_shared_heartbeats_and_one_for_their_completions(
+        self,
+    ) -> None:
+        # 4 for the first lane, 1 for the second, 2 for what the lanes share.
+        assert pool_size(load_settings(concurrency=2)) == 7
+        assert pool_size(load_settings(concurrency=20)) == 25
 
     def test_a_configured_largest_size_wins_over_the_concurrency(self) -> None:
         assert pool_size(load_settings(concurrency=20, pool_max_size=6)) == 6

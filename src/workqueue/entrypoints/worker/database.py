@@ -109,13 +109,20 @@ def pool_max_size_for(configured: int | None, *, concurrency: int, min_size: int
 
     One lane's worker needs :data:`~workqueue.adapters.postgres.DEFAULT_POOL_MAX_SIZE` (its
     store's and its queue's kept connections, a heartbeat's, one spare); each
-    further lane sends its own claims and outcomes, so it gets one more. A heartbeat
-    is one short statement each interval and borrows whatever is free. Never below
+    further lane sends its own claims and outcomes on a store of its own, so it
+    gets one more; and above one lane, the lanes' shared heartbeats and shared
+    completions keep a connection each (a store of their own, see
+    :func:`~workqueue.entrypoints.worker.container.executors_for`). Never below
     ``min_size``.
     """
     if configured is not None:
         return configured
-    return max(DEFAULT_POOL_MAX_SIZE + concurrency - 1, min_size)
+    shared = _SHARED_LANE_STORES if concurrency > 1 else 0
+    return max(DEFAULT_POOL_MAX_SIZE + concurrency - 1 + shared, min_size)
+
+
+# The shared heartbeats and the shared completions of a worker of several lanes.
+_SHARED_LANE_STORES = 2
 
 
 def retry_delays(attempts: int, *, first: float = 0.5, longest: float = 4.0) -> list[float]:
