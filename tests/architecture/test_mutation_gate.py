@@ -267,3 +267,19 @@ def test_a_non_python_file_belongs_to_the_nearest_package_above_it() -> None:
         == "workqueue.adapters.postgres"
     )
     assert gate.package_of("src/elsewhere/x.sql", modules) == ""
+
+
+def test_the_fake_clocks_functions_are_judged_by_its_own_tests_only() -> None:
+    clock = "workqueue.adapters.testing.clock.xǁFakeClockǁnow"
+    reaching = {
+        clock: ["tests/unit/test_fake_clock.py::test_now", "tests/unit/test_a.py::test_f"],
+        F: ["tests/unit/test_a.py::test_f"],
+        "workqueue.adapters.testing.clock.x__lonely": ["tests/unit/test_a.py::test_f"],
+    }
+
+    assert gate.narrowed(reaching) == {
+        clock: ["tests/unit/test_fake_clock.py::test_now"],
+        F: ["tests/unit/test_a.py::test_f"],
+        # No test of its own reaches it: it keeps the ones that do.
+        "workqueue.adapters.testing.clock.x__lonely": ["tests/unit/test_a.py::test_f"],
+    }
