@@ -1,546 +1,1219 @@
-"""The mutation gate's books: the record of a full run, and what a change makes it judge again.
+"""The mutation gate: mutmut judges what a change could affect, against the record of a full run.
 
-A full run (``scripts/mutation --full``) mutates everything and must kill every
-mutant; it then writes the RECORD (``scripts/mutation-record.json``, committed):
-mutmut's hash of every mutated function and its number of mutants, a hash of
-each mutated module outside its mutated functions, of each file under ``src/``
-that is not Python, of each Python file the mutation tests can import (the
-tests, their helpers, the contract kit), which functions each test file
-reaches (from mutmut's stats), and a hash of everything that changes how every
-mutant is judged (the infrastructure: mutmut's version, its settings, pytest's,
-``tests/conftest.py`` and these scripts).
+``scripts/mutation --full`` mutates all of ``src/`` from an empty ``mutants/``,
+passes only when every mutant is killed, and then writes the RECORD,
+``scripts/mutation-record.json``: what that run judged, hashed (every mutated
+function with mutmut's hash of it and its number of mutants, each module's
+names outside those functions, the data files, the test files and the kit),
+which functions each test file's tests reach (mutmut's stats) and which test
+killed each mutant.
 
-The gate CI runs (``scripts/mutation``) compares the tree with the record and
-judges again every function a change can have touched:
+``scripts/mutation`` (what CI runs) compares the tree with the record and has
+mutmut judge again the mutants of every changed function, and every other
+mutant whose killer may now run differently; it refuses to judge, in one line,
+when the record is missing or stale or when the judging would take longer than
+its budget. docs/adr/0006-mutation-testing.md says why a mutant it does not
+judge is still killed.
 
-- every function whose mutmut hash changed, or that is new;
-- every function of a module whose text outside its mutated functions changed,
-  and of the package of a non-Python file that changed (its SQL, templates);
-- every function a changed, new or deleted test file reaches (a test file counts
-  as changed when a local module it imports changed, or its directory's
-  ``conftest.py``);
-- every function reached by a test that reaches a changed function, now (from
-  this run's stats) or in the recorded run (from the record).
-
-Why nothing else can have changed its verdict: a mutant of a function F is
-killed by some test T. T's verdict on it depends on T's code, on the code T
-runs (F's and the other functions T reaches, the modules' other text, the
-files T reads) and on how tests are run (the infrastructure). A change to T or
-to what it imports makes T a changed test, and every function T reaches is
-judged again; a change to any function or module text T runs is a change that T
-reaches, and again every function T reaches is judged; a change to how tests
-run makes the record stale. So an unchanged mutant is judged again whenever
-anything its killing test depends on changed, and otherwise its recorded
-verdict (killed) stands.
-
-The gate refuses to judge (exit 1, one line) when the record is missing or
-stale (the infrastructure changed), and when judging again would take more
-than the budget (then a full run and a new record are the way).
+Everything that decides is a plain function over plain data (tested in
+tests/architecture/test_mutation_gate.py). mutmut runs in child processes; two
+of them drive mutmut 3.8.1's internals (``--prepare``: generate the mutants and
+collect the stats, running no mutant; ``--probe-import-time``: which mutated
+functions run while the tests are collected), hence the pin in pyproject.toml.
 """
 
 from __future__ import annotations
 
 import ast
-import hashlib
+import fnmatch
 import json
 import os
+import shutil
+import string
+import subprocess
 import sys
+import time
 import tomllib
-from collections.abc import Iterable, Mapping
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from fnmatch import fnmatch
+from importlib.metadata import version
 from pathlib import Path
-from typing import Any
 
-__all__ = [
-    "Change",
-    "Record",
-    "Tree",
-    "changed_test_files",
-    "functions_to_judge",
-    "main",
-    "read_tree",
-]
+from mutation_scan import (
+    EVERY_NAME,
+    FIXTURES,
+    MODULE_CODE,
+    CodeIndex,
+    Unit,
+    Use,
+    class_of,
+    digest,
+    function_nodes,
+    local_imports,
+    module_name,
+    module_names,
+    module_of,
+    scan_code,
+    short_name,
+    signature,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
-RECORD = Path("scripts/mutation-record.json")
-MUTANTS = Path("mutants")
-# What changes how every mutant is judged: a change to one makes the record stale.
+RECORD = "scripts/mutation-record.json"
+MUTANTS = "mutants"
+FORMAT = 1
+# The gate drives internals of this mutmut (--prepare, --probe-import-time); pyproject pins it.
+MUTMUT_VERSION = "3.8.1"
+BUDGET_VARIABLE = "WORKQUEUE_MUTATION_BUDGET_MINUTES"
+DEFAULT_BUDGET_MINUTES = 15.0
+# tests/conftest.py writes, under --full, the test that killed each mutant into this directory.
+KILLERS_VARIABLE = "WORKQUEUE_MUTATION_KILLERS"
+# What one mutant costs beside its tests (a fork, a pytest session): weighs mutants against
+# each other in the estimate; the full run's time converts weight into seconds.
+PER_MUTANT_SECONDS = 0.5
+# Everything every mutant's verdict depends on: a change to one makes the record stale.
 INFRASTRUCTURE_FILES = (
     "tests/conftest.py",
     "scripts/mutation",
     "scripts/mutation_gate.py",
+    "scripts/mutation_scan.py",
 )
-# The Python files the mutation tests can import besides src/workqueue's mutated
-# modules: the tests and their helpers, and the contract kit (test code shipped in
-# the package, not mutated).
-TEST_CODE = ("tests", "src/workqueue/adapters/testing")
-# Functions judged by their own tests only: the FakeClock is reached by nearly every
-# test, and its own tests kill every one of its mutants (169 of 169, 2026-12-03), so
-# running the rest against them only adds minutes. A change to this table makes the
-# record stale (this file is part of the infrastructure).
-OWN_TESTS = {"workqueue.adapters.testing.clock.": ("tests/unit/test_fake_clock.py",)}
-# Seconds of overhead per mutant (a fork, pytest's start) on top of its tests.
-MUTANT_OVERHEAD = 0.6
-# What judging mutants again may take in CI (whose whole run must stay under 30 min).
-DEFAULT_BUDGET_MINUTES = 12.0
+INFRASTRUCTURE_TABLES = (
+    ("tool", "mutmut"),
+    ("tool", "pytest", "ini_options"),
+    ("project", "dependencies"),
+    ("project", "optional-dependencies"),
+)
+_UNSETTLED = ("timeout", "suspicious", "segfault")
+_KILLER_LETTERS = string.digits + string.ascii_letters
+_NO_KILLER = "-"
 
 
-def digest(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()[:16]
+class GateError(Exception):
+    """Something the gate cannot work with (a missing file, mutmut's data not as expected)."""
+
+
+# --- the record -------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class FunctionState:
+    """A mutated function: mutmut's hash of it (with its pragmas) and its number of mutants."""
+
+    signature: str
+    mutants: int
+
+
+@dataclass(frozen=True)
+class Tree:
+    """Every input of a mutant's verdict that is not infrastructure, hashed.
+
+    ``functions`` by mutmut's mangled name (``workqueue.adapters.clock.xǁSystemClockǁnow``);
+    ``modules`` by path: each module-level name's hash, its statements outside the
+    mutated functions (``<module>`` for statements that bind no name); ``data_files``
+    and ``test_files`` (the tests, what they import from tests/, the kit) by path.
+    """
+
+    functions: Mapping[str, FunctionState]
+    modules: Mapping[str, Mapping[str, str]]
+    data_files: Mapping[str, str]
+    test_files: Mapping[str, str]
 
 
 @dataclass(frozen=True)
 class Record:
-    """What a full run saw, and what it judged (every mutant killed)."""
+    """A full run that killed every mutant: its tree, what its tests reached, who killed what."""
 
     mutmut: str
-    infrastructure: str
-    functions: dict[str, tuple[str, int, float]]
-    """Per mutated function (mutmut's mangled name): its hash, its number of mutants, and the
-    seconds its mutants took (what judging it again costs)."""
-    modules: dict[str, str]
-    """Per mutated module: the hash of its text outside its mutated functions."""
-    data: dict[str, str]
-    """Per file under src/ that is not Python: its hash."""
-    tests: dict[str, str]
-    """Per Python file of the tests and the kit: its hash."""
-    reach: dict[str, list[str]]
-    """Per test file: the functions its tests reach."""
-
-    def to_json(self) -> str:
-        functions = sorted(self.functions)
-        index = {name: position for position, name in enumerate(functions)}
-        document = {
-            "mutmut": self.mutmut,
-            "infrastructure": self.infrastructure,
-            "functions": [[name, *self.functions[name]] for name in functions],
-            "modules": self.modules,
-            "data": self.data,
-            "tests": self.tests,
-            "reach": {
-                test: sorted(index[name] for name in reached if name in index)
-                for test, reached in sorted(self.reach.items())
-            },
-        }
-        # One entry per line: a change to the record reads as a change to what changed.
-        lines = ["{"]
-        for position, (key, value) in enumerate(document.items()):
-            comma = "," if position < len(document) - 1 else ""
-            if isinstance(value, list):
-                inner = ",\n".join("  " + json.dumps(entry, ensure_ascii=False) for entry in value)
-                lines.append(f'"{key}": [\n{inner}\n]{comma}')
-            elif isinstance(value, dict):
-                inner = ",\n".join(
-                    f"  {json.dumps(k, ensure_ascii=False)}: {json.dumps(v)}"
-                    for k, v in sorted(value.items())
-                )
-                lines.append(f'"{key}": {{\n{inner}\n}}{comma}')
-            else:
-                lines.append(f'"{key}": {json.dumps(value)}{comma}')
-        lines.append("}")
-        return "\n".join(lines) + "\n"
-
-    @classmethod
-    def from_json(cls, text: str) -> Record:
-        document = json.loads(text)
-        names = [entry[0] for entry in document["functions"]]
-        return cls(
-            mutmut=document["mutmut"],
-            infrastructure=document["infrastructure"],
-            functions={entry[0]: (entry[1], entry[2], entry[3]) for entry in document["functions"]},
-            modules=document["modules"],
-            data=document["data"],
-            tests=document["tests"],
-            reach={
-                test: [names[i] for i in reached] for test, reached in document["reach"].items()
-            },
-        )
+    python: str
+    infrastructure: Mapping[str, str]
+    tree: Tree
+    reach: Mapping[str, frozenset[str]]  # test file -> the functions its tests reach
+    seconds: Mapping[str, float]  # test file -> its tests' total duration
+    killers: Mapping[str, str]  # mutant -> killer_code() of the test that killed it
+    import_time: frozenset[str]  # functions that ran while the tests were collected
+    full_run_seconds: float
 
 
-@dataclass
-class Tree:
-    """What the working tree holds now, as the record holds it, and this run's stats."""
+def killer_code(node_id: str) -> str:
+    """A test, short: its file and a hash of its node id (the record holds 6,000 of these)."""
+    node_id = node_id.removeprefix(f"{MUTANTS}/")
+    return f"{test_file_of(node_id)}::{digest(node_id, 8)}"
 
-    mutmut: str
-    infrastructure: str
-    functions: dict[str, tuple[str, int, float]]
-    modules: dict[str, str]
-    data: dict[str, str]
-    tests: dict[str, str]
-    imports: dict[str, set[str]]
-    """Per Python file of the tests and the kit: the files of ours it imports."""
-    tests_by_function: dict[str, set[str]]
-    """This run's stats: per mutated function, the tests (node ids) that reach it."""
-    durations: dict[str, float] = field(default_factory=dict)
-    """This run's stats: seconds per test (node id)."""
 
-    def reach_by_file(self) -> dict[str, set[str]]:
-        reach: dict[str, set[str]] = {}
-        for function, tests in self.tests_by_function.items():
-            for test in tests:
-                reach.setdefault(test_file(test), set()).add(function)
-        return reach
+def test_file_of(node_id: str) -> str:
+    return node_id.removeprefix(f"{MUTANTS}/").partition("::")[0]
 
-    def record(self) -> Record:
+
+def _mutant_number(name: str) -> int:
+    return int(name.rpartition("__mutmut_")[2])
+
+
+def _json(value: object) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(", ", ": "), sort_keys=True)
+
+
+def _block(entries: Mapping[str, object]) -> str:
+    if not entries:
+        return "{}"
+    lines = [f"    {_json(key)}: {_json(entries[key])}" for key in sorted(entries)]
+    return "{\n" + ",\n".join(lines) + "\n  }"
+
+
+def _killer_entry(
+    name: str, mutants: int, killers: Mapping[str, str], index: Mapping[str, int]
+) -> list[object]:
+    """[distinct killers as "file index:hash", one letter per mutant naming its killer]."""
+    distinct: list[str] = []
+    letters = []
+    for number in range(1, mutants + 1):
+        code = killers.get(f"{name}__mutmut_{number}")
+        if code is None:
+            letters.append(_NO_KILLER)
+            continue
+        file, _, hashed = code.rpartition("::")
+        if file not in index:  # a test outside the record's files: as good as none noted
+            letters.append(_NO_KILLER)
+            continue
+        short = f"{index[file]}:{hashed}"
+        if short not in distinct:
+            distinct.append(short)
+        position = distinct.index(short)
+        letters.append(_KILLER_LETTERS[position] if position < len(_KILLER_LETTERS) else _NO_KILLER)
+    return [distinct[: len(_KILLER_LETTERS)], "".join(letters)]
+
+
+def dumps_record(record: Record) -> str:
+    """The record as JSON, one entry a line and keys sorted, so that a diff reads.
+
+    A function's line: its signature, its number of mutants, the test files whose
+    tests reach it (indexes into the sorted ``test_files``) and the killer of each
+    of its mutants (``-``: none noted).
+    """
+    tests = sorted(set(record.tree.test_files) | set(record.reach))
+    index = {path: number for number, path in enumerate(tests)}
+    reached_by: dict[str, list[int]] = defaultdict(list)
+    for path in tests:
+        for function in record.reach.get(path, ()):
+            reached_by[function].append(index[path])
+    functions = {
+        name: [
+            state.signature,
+            state.mutants,
+            sorted(reached_by.get(name, [])),
+            *_killer_entry(name, state.mutants, record.killers, index),
+        ]
+        for name, state in record.tree.functions.items()
+    }
+    test_files = {
+        path: [record.tree.test_files.get(path, ""), round(record.seconds.get(path, 0.0), 3)]
+        for path in tests
+    }
+    sections = {
+        "data_files": _block(record.tree.data_files),
+        "format": _json(FORMAT),
+        "full_run_seconds": _json(round(record.full_run_seconds, 1)),
+        "functions": _block(functions),
+        "import_time": _json(sorted(record.import_time)),
+        "infrastructure": _block(record.infrastructure),
+        "modules": _block(record.tree.modules),
+        "mutmut": _json(record.mutmut),
+        "python": _json(record.python),
+        "test_files": _block(test_files),
+    }
+    body = ",\n".join(f"  {_json(key)}: {sections[key]}" for key in sorted(sections))
+    return "{\n" + body + "\n}\n"
+
+
+def loads_record(text: str) -> Record:
+    """The record written by :func:`dumps_record`.
+
+    :raises GateError: if it is not a record of this format.
+    """
+    try:
+        data = json.loads(text)
+        if data.get("format") != FORMAT:
+            raise GateError(f"the record is of format {data.get('format')!r}, not {FORMAT}")
+        tests = sorted(data["test_files"])
+        reach: dict[str, set[str]] = defaultdict(set)
+        functions = {}
+        killers = {}
+        for name, (signature, mutants, reached_by, distinct, letters) in data["functions"].items():
+            functions[name] = FunctionState(signature, int(mutants))
+            for number in reached_by:
+                reach[tests[number]].add(name)
+            for number, letter in enumerate(letters, start=1):
+                if letter != _NO_KILLER:
+                    file, _, hashed = distinct[_KILLER_LETTERS.index(letter)].partition(":")
+                    killers[f"{name}__mutmut_{number}"] = f"{tests[int(file)]}::{hashed}"
         return Record(
-            mutmut=self.mutmut,
-            infrastructure=self.infrastructure,
-            functions=self.functions,
-            modules=self.modules,
-            data=self.data,
-            tests=self.tests,
-            reach={test: sorted(reached) for test, reached in self.reach_by_file().items()},
+            mutmut=data["mutmut"],
+            python=data["python"],
+            infrastructure=dict(data["infrastructure"]),
+            tree=Tree(
+                functions=functions,
+                modules={path: dict(names) for path, names in data["modules"].items()},
+                data_files=dict(data["data_files"]),
+                test_files={path: entry[0] for path, entry in data["test_files"].items()},
+            ),
+            reach={path: frozenset(names) for path, names in reach.items()},
+            seconds={
+                path: float(entry[1]) for path, entry in data["test_files"].items() if entry[1]
+            },
+            killers=killers,
+            import_time=frozenset(data["import_time"]),
+            full_run_seconds=float(data["full_run_seconds"]),
         )
+    except (KeyError, TypeError, ValueError, IndexError) as error:
+        raise GateError(f"the record cannot be read ({error!r})") from error
+
+
+# --- infrastructure -----------------------------------------------------------------
+
+
+def _table(config: Mapping[str, object], path: Sequence[str]) -> object:
+    value: object = config
+    for key in path:
+        value = value.get(key) if isinstance(value, Mapping) else None
+    return value
+
+
+def infrastructure(root: Path) -> dict[str, str]:
+    """A hash of each thing that changes how every mutant is judged.
+
+    The settings of mutmut and pytest and the dependencies (pyproject.toml), the
+    root conftest (hooks, the Hypothesis profile mutants run under, the killers'
+    note) and the gate itself.
+    """
+    config = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))
+    parts = {
+        f"pyproject.toml [{'.'.join(path)}]": digest(_json(_table(config, path)))
+        for path in INFRASTRUCTURE_TABLES
+    }
+    for name in INFRASTRUCTURE_FILES:
+        file = root / name
+        parts[name] = digest(file.read_bytes()) if file.is_file() else "missing"
+    return parts
+
+
+def python_version() -> str:
+    return f"{sys.version_info.major}.{sys.version_info.minor}"
+
+
+def stale_parts(record: Record, now: Mapping[str, str], mutmut: str, python: str) -> list[str]:
+    """What differs from the record in what judges every mutant; [] when nothing does."""
+    stale = []
+    if record.mutmut != mutmut:
+        stale.append(f"mutmut {record.mutmut} -> {mutmut}")
+    if record.python != python:
+        stale.append(f"Python {record.python} -> {python}")
+    for name in sorted(set(now) | set(record.infrastructure)):
+        if record.infrastructure.get(name) != now.get(name):
+            stale.append(f"{name} changed")
+    return stale
+
+
+# --- what changed, and what to judge ------------------------------------------------
 
 
 @dataclass(frozen=True)
-class Change:
-    """What changed since the record, and what that makes the gate judge again."""
+class Changes:
+    """What differs between the record's tree and the tree now."""
 
-    functions: set[str]
-    test_files: set[str]
-    judged: set[str]
-    mutants: int
-    seconds: float
+    functions: frozenset[str] = frozenset()  # changed (hash, pragmas, mutants) or new
+    deleted_functions: frozenset[str] = frozenset()
+    names: Mapping[str, frozenset[str]] = field(default_factory=dict)  # module -> its names
+    data_files: frozenset[str] = frozenset()
+    test_files: frozenset[str] = frozenset()  # changed, new or deleted
 
-
-def test_file(node_id: str) -> str:
-    """The file part of a pytest node id."""
-    return node_id.split("::", 1)[0]
-
-
-def module_of(path: Path, src: Path) -> str:
-    """``src/workqueue/domain/store.py`` -> ``workqueue.domain.store`` (a package: its name)."""
-    parts = list(path.relative_to(src).with_suffix("").parts)
-    if parts[-1] == "__init__":
-        parts.pop()
-    return ".".join(parts)
+    def __bool__(self) -> bool:
+        parts = (self.functions, self.deleted_functions, self.names, self.data_files)
+        return any(parts) or bool(self.test_files)
 
 
-def mangled(module: str, qualname: str) -> str:
-    """mutmut's name of a function (``f``) or a method (``C.m``) of ``module``."""
-    if "." in qualname:
-        klass, method = qualname.split(".", 1)
-        return f"{module}.xǁ{klass}ǁ{method}"
-    return f"{module}.x_{qualname}"
+def _differing(before: Mapping[str, object], after: Mapping[str, object]) -> set[str]:
+    return {key for key in set(before) | set(after) if before.get(key) != after.get(key)}
 
 
-def remainder(source: str, module: str, mutated: Iterable[str]) -> str:
-    """``source`` without the bodies of its ``mutated`` functions: what else the module says."""
-    judged = set(mutated)
-    tree = ast.parse(source)
-
-    def keep(node: ast.stmt, qualname: str) -> str:
-        is_function = isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
-        if is_function and mangled(module, qualname) in judged:
-            return f"def {qualname}"
-        return ast.dump(node)
-
-    parts: list[str] = []
-    for node in tree.body:
-        if isinstance(node, ast.ClassDef):
-            header = [node.name, *map(ast.dump, [*node.bases, *node.keywords])]
-            parts.append(f"class {header} {[ast.dump(d) for d in node.decorator_list]}")
-            for item in node.body:
-                parts.append(keep(item, f"{node.name}.{getattr(item, 'name', '')}"))
-        else:
-            parts.append(keep(node, getattr(node, "name", "")))
-    return "\n".join(parts)
+def package_directory(path: str, python_files: Iterable[str]) -> str:
+    """The directory of the package a data file belongs to: the nearest with __init__.py."""
+    packages = {str(Path(file).parent) for file in python_files if file.endswith("/__init__.py")}
+    directory = Path(path).parent
+    while directory.parts:
+        if str(directory) in packages:
+            return str(directory)
+        directory = directory.parent
+    return str(Path(path).parent)
 
 
-def local_imports(path: Path, root: Path, known: set[str]) -> set[str]:
-    """The files of ``known`` (paths relative to ``root``) that ``path`` imports."""
-    found: set[str] = set()
-    try:
-        tree = ast.parse(path.read_text(encoding="utf-8"))
-    except SyntaxError:
+def compare(record: Tree, now: Tree) -> Changes:
+    """What changed: functions by mutmut's hash, module-level names, data and test files.
+
+    A changed data file counts as a change to every name of every module of its
+    package (which load it) and to every kit module there.
+    """
+    functions = {
+        name
+        for name in now.functions
+        if name not in record.functions or record.functions[name] != now.functions[name]
+    }
+    names: dict[str, set[str]] = {}
+    for path, hashes in now.modules.items():
+        if path not in record.modules:
+            names[path] = {EVERY_NAME}
+        elif changed := _differing(record.modules[path], hashes):
+            names[path] = changed
+    data_files = _differing(record.data_files, now.data_files)
+    python_files = set(now.modules) | set(now.test_files)
+    test_files = _differing(record.test_files, now.test_files)
+    for data_file in data_files:
+        below = f"{package_directory(data_file, python_files)}/"
+        for path in python_files:
+            if path.startswith(below) and path in now.modules:
+                names[path] = {EVERY_NAME}
+            elif path.startswith(below):
+                test_files.add(path)
+    return Changes(
+        functions=frozenset(functions),
+        deleted_functions=frozenset(set(record.functions) - set(now.functions)),
+        names={path: frozenset(changed) for path, changed in names.items()},
+        data_files=frozenset(data_files),
+        test_files=frozenset(test_files),
+    )
+
+
+def _hit(use: Use, changed: Mapping[str, set[str]]) -> bool:
+    path, name = use
+    names = changed.get(path, set())
+    return bool(names) and (EVERY_NAME in names or not name or name in names)
+
+
+def _hits(unit: Unit, changed: Mapping[str, set[str]]) -> bool:
+    return any(_hit(use, changed) for use in unit.uses)
+
+
+@dataclass(frozen=True)
+class Calls:
+    """What ran while the tests were collected, and who calls whom (mutmut's stats)."""
+
+    import_time: frozenset[str] = frozenset()
+    callers: Mapping[str, frozenset[str]] = field(default_factory=dict)
+
+    def at_import(self, functions: Iterable[str]) -> set[str]:
+        """Those of ``functions`` that ran at import time, and the import-time ones calling them."""
+        found: set[str] = set()
+        todo = [name for name in functions if name in self.import_time]
+        while todo:
+            name = todo.pop()
+            if name not in found:
+                found.add(name)
+                todo.extend(
+                    caller for caller in self.callers.get(name, ()) if caller in self.import_time
+                )
         return found
-    names: list[str] = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            names.extend(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
-            names.append(node.module)
-            names.extend(f"{node.module}.{alias.name}" for alias in node.names)
-    bases = [path.parent.relative_to(root), Path("."), Path("src")]
-    for name in names:
-        relative = Path(*name.split("."))
-        for base in bases:
-            for candidate in (base / relative.with_suffix(".py"), base / relative / "__init__.py"):
-                if candidate.as_posix() in known:
-                    found.add(candidate.as_posix())
+
+
+class _Naming:
+    """Whether code names one of some functions: by its name, or, for a module's own
+    ``__getattr__``/``__dir__`` (called by Python on ``module.name``), by using the module."""
+
+    def __init__(self, functions: Iterable[str], paths: Mapping[str, str]) -> None:
+        self.words = set()
+        self.modules = set()
+        for name in functions:
+            if name.rpartition(".")[2] in ("x___getattr__", "x___dir__"):
+                self.modules.add(paths.get(module_of(name), ""))
+            else:
+                self.words.add(short_name(name))
+
+    def __call__(self, unit: Unit) -> bool:
+        return bool(unit.words & self.words) or any(path in self.modules for path, _ in unit.uses)
+
+
+def propagate(
+    changes: Changes, index: CodeIndex, calls: Calls = Calls()
+) -> tuple[dict[str, set[str]], set[str]]:
+    """Spread the changes along the names code uses, to a fixed point.
+
+    A module-level name of a file changes when its statements use a changed name
+    of another file or of their own; every name of a test-side file, when a
+    fixture or hook it gets from pytest changed; a mutated function, when its body
+    uses a changed name, or it is a method of a changed class.
+
+    What runs once and is kept for every later test changes too when it names a
+    function that changed: code that runs at import (module and class level, and
+    test files), when it names one that ran at import time or an import-time caller
+    of it; a caching function's body, when it names any. The tests that get the
+    kept result do not reach that function in mutmut's stats.
+
+    Returns the changed names by file (``*``: all of them) and the changed functions.
+    """
+    changed: dict[str, set[str]] = {path: set(names) for path, names in changes.names.items()}
+    for path in changes.test_files:
+        changed[path] = {EVERY_NAME}
+    functions = set(changes.functions)
+    paths = {module_name(path): path for path in index.names if path.startswith("src/")}
+    while True:
+        grew = False
+        early = calls.at_import(functions)
+        kept = _Naming(functions | changes.deleted_functions, paths)
+        loaded = _Naming(early, paths)
+        for path, units in index.names.items():
+            own = changed.setdefault(path, set())
+            for name, unit in units.items():
+                if EVERY_NAME in own or name in own:
+                    continue
+                if (
+                    _hits(unit, changed)
+                    or unit.words & own
+                    or loaded(index.eager[path][name])
+                    or kept(index.cached[path][name])
+                ):
+                    own.add(name)
+                    grew = True
+            if own & {MODULE_CODE, FIXTURES} and EVERY_NAME not in own:
+                own.add(EVERY_NAME)
+                grew = True
+        for name, unit in index.functions.items():
+            if name in functions:
+                continue
+            own = changed.get(paths.get(module_of(name), ""), set())
+            if (
+                EVERY_NAME in own
+                or class_of(name) in own
+                or unit.words & own
+                or _hits(unit, changed)
+            ):
+                functions.add(name)
+                grew = True
+        if not grew:
+            return {path: names for path, names in changed.items() if names}, functions
+
+
+def unplaced(functions: Iterable[str], index: CodeIndex, calls: Calls) -> set[str]:
+    """The changed functions that ran at import time with no code found that calls them then.
+
+    Neither they nor an import-time caller of theirs is named by module-level code
+    or a test file: what they computed then may be kept anywhere, so every test is
+    affected.
+    """
+    paths = {module_name(path): path for path in index.names}
+    units = [unit for names in index.eager.values() for unit in names.values()]
+    lost = set()
+    for name in functions:
+        if name in calls.import_time:
+            naming = _Naming(calls.at_import([name]), paths)
+            if not any(naming(unit) for unit in units):
+                lost.add(name)
+    return lost
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What a change could affect, and so which mutants mutmut judges again."""
+
+    changes: Changes
+    changed_names: Mapping[str, set[str]]  # by file, directly or through what it uses
+    changed_functions: frozenset[str]  # changed, or using something that changed
+    import_time: frozenset[str]  # changed, run at import time, and no caller found then
+    affected_tests: frozenset[str]  # tests that may run differently (node ids)
+    mutants: frozenset[str]  # the mutants to judge
+
+    @property
+    def functions(self) -> frozenset[str]:
+        """The functions with a mutant to judge."""
+        return frozenset(name.partition("__mutmut_")[0] for name in self.mutants)
+
+
+def plan(
+    record: Record,
+    now: Tree,
+    tests: Mapping[str, frozenset[str]],
+    mutants: Mapping[str, Sequence[str]],
+    index: CodeIndex,
+    calls: Calls = Calls(),
+) -> Plan:
+    """The mutants mutmut must judge again.
+
+    ``tests``: every test now (node id) -> the functions it reaches; ``mutants``:
+    every function now -> its mutants' names; ``calls``: what ran at import time
+    (in the record's run or now) and who calls whom. A test is affected when its
+    file or anything it uses changed or it reaches a changed function; every test
+    is, when a changed function that ran at import time cannot be placed (see
+    :func:`unplaced`). Judged: every mutant of a changed function, and every other
+    mutant whose killer on record is affected or gone; a mutant with no killer on
+    record, when an affected test reaches its function now or an affected test
+    file reached it in the record.
+    """
+    changes = compare(record.tree, now)
+    calls = Calls(calls.import_time | record.import_time, calls.callers)
+    changed_names, functions = propagate(changes, index, calls)
+    changed_files = {
+        path
+        for path, names in changed_names.items()
+        if names and (path in now.test_files or path in record.tree.test_files)
+    }
+    # A function gone that ran at import time: nothing is left to tell who called it then.
+    lost = unplaced(functions, index, calls) | (changes.deleted_functions & calls.import_time)
+    affected = {
+        test
+        for test, reached in tests.items()
+        if lost or test_file_of(test) in changed_files or reached & functions
+    }
+    present = {killer_code(test) for test in tests}
+    killed_by_affected = {killer_code(test) for test in affected}
+    reached_by_affected = {name for test in affected for name in tests[test]}
+    for path in changed_files:
+        reached_by_affected |= record.reach.get(path, frozenset())
+    judged = set()
+    for function, names in mutants.items():
+        for name in names:
+            killer = record.killers.get(name)
+            if (
+                function in functions
+                or (killer is None and function in reached_by_affected)
+                or (killer is not None and (killer not in present or killer in killed_by_affected))
+            ):
+                judged.add(name)
+    return Plan(
+        changes=changes,
+        changed_names=changed_names,
+        changed_functions=frozenset(functions),
+        import_time=frozenset(lost),
+        affected_tests=frozenset(affected),
+        mutants=frozenset(judged),
+    )
+
+
+def _function_seconds(
+    reach: Mapping[str, frozenset[str]], seconds: Mapping[str, float]
+) -> dict[str, float]:
+    by_function: dict[str, float] = defaultdict(float)
+    for path, functions in reach.items():
+        for function in functions:
+            by_function[function] += seconds.get(path, 0.0)
+    return by_function
+
+
+def estimate_seconds(
+    record: Record,
+    mutants: Iterable[str],
+    reach: Mapping[str, frozenset[str]],
+    seconds: Mapping[str, float],
+) -> float:
+    """How long mutmut will take over ``mutants``, scaled by the full run on record.
+
+    A mutant weighs a share of overhead plus the duration of the test files whose
+    tests reach its function; the full run's time over the weight of all its
+    mutants turns weight into seconds on the machine that made the record.
+    """
+    recorded = _function_seconds(record.reach, record.seconds)
+    total = sum(
+        state.mutants * (PER_MUTANT_SECONDS + recorded[name])
+        for name, state in record.tree.functions.items()
+    )
+    current = _function_seconds(reach, seconds)
+    weight = sum(PER_MUTANT_SECONDS + current[name.partition("__mutmut_")[0]] for name in mutants)
+    if total <= 0 or record.full_run_seconds <= 0:
+        return weight
+    return weight * record.full_run_seconds / total
+
+
+@dataclass(frozen=True)
+class Decision:
+    """What the gate does: pass with nothing to judge, judge these mutants, or refuse."""
+
+    verdict: str  # "nothing", "judge" or "refuse"
+    message: str
+
+
+def minutes(seconds: float) -> str:
+    return f"{seconds / 60:.0f} min" if seconds >= 90 else f"{seconds:.0f} s"
+
+
+def decide(the_plan: Plan, estimate: float, budget_seconds: float) -> Decision:
+    """Nothing to judge; or judge the plan's mutants; or refuse when that is over budget."""
+    if not the_plan.mutants:
+        return Decision("nothing", "no mutant's verdict can have changed: nothing to judge")
+    size = f"{len(the_plan.functions)} functions ({len(the_plan.mutants)} mutants"
+    if estimate > budget_seconds:
+        return Decision(
+            "refuse",
+            f"{size}, about {minutes(estimate)}) to judge, over the budget of"
+            f" {minutes(budget_seconds)} ({BUDGET_VARIABLE}); run `scripts/mutation --full`"
+            f" and commit {RECORD}",
+        )
+    return Decision("judge", f"judging {size}, about {minutes(estimate)})")
+
+
+# --- the tree now, from the sources and mutmut's data -----------------------------------
+
+
+def _mutmut_table(root: Path) -> Mapping[str, object]:
+    config = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))
+    table = config["tool"]["mutmut"]
+    assert isinstance(table, dict)
+    return table
+
+
+def python_files(root: Path, entry: str) -> list[str]:
+    """The Python files at ``entry`` (a file, or a directory searched through)."""
+    base = root / entry
+    if base.is_file():
+        return [entry] if entry.endswith(".py") else []
+    return sorted(
+        path.relative_to(root).as_posix()
+        for path in base.rglob("*.py")
+        if "__pycache__" not in path.parts
+    )
+
+
+def _patterns(root: Path, key: str) -> list[str]:
+    value = _mutmut_table(root).get(key, [])
+    return [str(pattern) for pattern in value] if isinstance(value, list) else []
+
+
+def unmutated_files(root: Path) -> list[str]:
+    """The Python files under src/ that mutmut leaves alone: the kit (``do_not_mutate``).
+
+    mutmut's rule (``Config.should_mutate``): a file is mutated when it matches
+    ``only_mutate`` (if given) and not ``do_not_mutate``.
+    """
+    only, never = _patterns(root, "only_mutate"), _patterns(root, "do_not_mutate")
+    return [
+        path
+        for path in python_files(root, "src")
+        if (only and not any(fnmatch.fnmatch(path, pattern) for pattern in only))
+        or any(fnmatch.fnmatch(path, pattern) for pattern in never)
+    ]
+
+
+def test_side_files(root: Path) -> list[str]:
+    """The tests mutants run against, their conftests, what they import from tests/, the kit."""
+    selection = _patterns(root, "pytest_add_cli_args_test_selection") or ["tests"]
+    selected = [path for entry in selection for path in python_files(root, entry)]
+    kit = unmutated_files(root)
+    every = set(python_files(root, "tests")) | set(kit)
+    return sorted(path for path in local_imports(root, [*selected, *kit], every) if path in every)
+
+
+def data_files(root: Path) -> dict[str, str]:
+    """Every file under src/ that is not Python: SQL, templates, static files."""
+    found = {}
+    for path in sorted((root / "src").rglob("*")):
+        relative = path.relative_to(root)
+        if (
+            path.is_file()
+            and path.suffix not in (".py", ".pyc")
+            and "__pycache__" not in relative.parts
+            and not any(part.endswith(".egg-info") for part in relative.parts)
+        ):
+            found[relative.as_posix()] = digest(path.read_bytes())
     return found
 
 
-def changed_test_files(record: Record, tree: Tree) -> set[str]:
-    """Test files changed since the record: edited, new, deleted, or importing (transitively)
-    a changed file, or under a changed ``conftest.py``."""
-    changed = {
-        path
-        for path in record.tests.keys() | tree.tests.keys()
-        if record.tests.get(path) != tree.tests.get(path)
-    }
-    grew = True
-    while grew:
-        grew = False
-        for path, imported in tree.imports.items():
-            if path not in changed and imported & changed:
-                changed.add(path)
-                grew = True
-    for conftest in [path for path in changed if path.endswith("/conftest.py")]:
-        folder = conftest.removesuffix("conftest.py")
-        changed |= {path for path in tree.tests if path.startswith(folder)}
-    return changed
+def _hashes(root: Path, paths: Iterable[str]) -> dict[str, str]:
+    return {path: digest((root / path).read_bytes()) for path in paths}
 
 
-def package_of(path: str, modules: Iterable[str]) -> str:
-    """The package a non-Python file under ``src/`` belongs to: the nearest folder above it
-    that holds modules (``src/workqueue/adapters/postgres/sql/store.sql`` ->
-    ``workqueue.adapters.postgres``)."""
-    parts = list(Path(path).relative_to("src").parent.parts)
-    names = set(modules)
-    while parts:
-        name = ".".join(parts)
-        if any(module.startswith(name + ".") for module in names):
-            return name
-        parts.pop()
-    return ""
+def tree_from_mutants(root: Path) -> tuple[Tree, dict[str, list[str]]]:
+    """The tree as mutmut generated it, and each function's mutants, sorted by number.
 
-
-def changed_functions(record: Record, tree: Tree) -> set[str]:
-    """Functions whose hash changed or that are new, and every function of a module whose
-    other text changed or of a package whose non-Python files changed."""
-    changed = {
-        name
-        for name, (current, _, _) in tree.functions.items()
-        if record.functions.get(name, (None, 0, 0.0))[0] != current
-    }
-    modules = {
-        module
-        for module in record.modules.keys() | tree.modules.keys()
-        if record.modules.get(module) != tree.modules.get(module)
-    }
-    for path in record.data.keys() | tree.data.keys():
-        if record.data.get(path) != tree.data.get(path):
-            package = package_of(path, tree.modules)
-            modules |= {m for m in tree.modules if m == package or m.startswith(package + ".")}
-    changed |= {name for name in tree.functions if name.rsplit(".", 1)[0] in modules}
-    return changed
-
-
-def functions_to_judge(record: Record, tree: Tree) -> Change:
-    """Every function a change since ``record`` can have touched (see the module's docstring)."""
-    functions = changed_functions(record, tree)
-    tests = changed_test_files(record, tree)
-    reach_now = tree.reach_by_file()
-    affected = set(tests)
-    for function in functions:
-        affected |= {test_file(test) for test in tree.tests_by_function.get(function, ())}
-        affected |= {test for test, reached in record.reach.items() if function in reached}
-    judged = set(functions)
-    for test in affected:
-        judged |= reach_now.get(test, set())
-        judged |= set(record.reach.get(test, ()))
-    judged &= tree.functions.keys()
-    mutants = sum(tree.functions[name][1] for name in judged)
-    seconds = sum(cost(name, record, tree) for name in judged)
-    return Change(functions, tests, judged, mutants, seconds)
-
-
-def cost(name: str, record: Record, tree: Tree) -> float:
-    """Seconds judging ``name``'s mutants again takes: what the recorded run measured, else
-    an estimate from its tests' durations."""
-    recorded = record.functions.get(name)
-    if recorded is not None and recorded[2] > 0:
-        return recorded[2]
-    tests = tree.tests_by_function.get(name, ())
-    per_mutant = MUTANT_OVERHEAD + sum(tree.durations.get(test, 0.0) for test in tests)
-    return tree.functions[name][1] * per_mutant
-
-
-def mutmut_settings(root: Path) -> dict[str, Any]:
-    project = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))
-    tool = project["tool"]
-    return {"mutmut": tool["mutmut"], "pytest": tool["pytest"]["ini_options"]}
-
-
-def infrastructure(root: Path, mutmut_version: str) -> str:
-    parts = [mutmut_version, json.dumps(mutmut_settings(root), sort_keys=True)]
-    parts += [(root / name).read_text(encoding="utf-8") for name in INFRASTRUCTURE_FILES]
-    return digest("\n\0".join(parts).encode())
-
-
-def read_tree(root: Path, mutants: Path) -> Tree:
-    """The tree as the record holds it, from the sources and mutmut's ``mutants/``."""
-    from importlib.metadata import version
-
-    settings = mutmut_settings(root)["mutmut"]
-    excluded = settings.get("do_not_mutate", [])
-    stats = json.loads((mutants / "mutmut-stats.json").read_text(encoding="utf-8"))
-    hashes: dict[str, str] = stats["function_hashes"]
-    counts: dict[str, int] = {}
-    seconds: dict[str, float] = {}
-    for meta in (mutants / "src").rglob("*.py.meta"):
-        document = json.loads(meta.read_text(encoding="utf-8"))
-        for key in document["exit_code_by_key"]:
-            name = key.rsplit("__mutmut_", 1)[0]
-            counts[name] = counts.get(name, 0) + 1
-        for key, duration in document["durations_by_key"].items():
-            name = key.rsplit("__mutmut_", 1)[0]
-            seconds[name] = round(seconds.get(name, 0.0) + duration, 1)
-    functions = {
-        name: (hashes[name], counts.get(name, 0), seconds.get(name, 0.0)) for name in hashes
-    }
-    src = root / "src"
-    modules: dict[str, str] = {}
-    data: dict[str, str] = {}
-    for path in sorted((src / "workqueue").rglob("*")):
-        if not path.is_file() or "__pycache__" in path.parts:
-            continue
-        relative = path.relative_to(root).as_posix()
-        if path.suffix != ".py":
-            data[relative] = digest(path.read_bytes())
-        elif not any(fnmatch(relative, pattern) for pattern in excluded):
-            module = module_of(path, src)
-            mine = [name for name in functions if name.rsplit(".", 1)[0] == module]
-            text = remainder(path.read_text(encoding="utf-8"), module, mine)
-            modules[module] = digest(text.encode())
-    tests: dict[str, str] = {}
-    for base in TEST_CODE:
-        for path in sorted((root / base).rglob("*.py")):
-            if "__pycache__" not in path.parts:
-                tests[path.relative_to(root).as_posix()] = digest(path.read_bytes())
-    known = set(tests)
-    imports = {path: local_imports(root / path, root, known) for path in tests}
-    return Tree(
-        mutmut=version("mutmut"),
-        infrastructure=infrastructure(root, version("mutmut")),
+    :raises GateError: if mutmut's data is not what this module expects.
+    """
+    functions: dict[str, FunctionState] = {}
+    modules: dict[str, dict[str, str]] = {}
+    mutants: dict[str, list[str]] = defaultdict(list)
+    metas = sorted((root / MUTANTS / "src").rglob("*.py.meta"))
+    if not metas:
+        raise GateError(f"mutmut left no mutants under {MUTANTS}/src")
+    for meta in metas:
+        path = meta.relative_to(root / MUTANTS).as_posix().removesuffix(".meta")
+        data = json.loads(meta.read_text(encoding="utf-8"))
+        source = (root / path).read_text(encoding="utf-8")
+        hashes: dict[str, str] = data["hash_by_function_name"]
+        for mutant in data["exit_code_by_key"]:
+            mutants[mutant.partition("__mutmut_")[0]].append(mutant)
+        nodes = function_nodes(ast.parse(source))
+        prefix = module_name(path)
+        for key, mutmut_hash in hashes.items():
+            name = f"{prefix}.{key}"
+            count = len(mutants.get(name, []))
+            functions[name] = FunctionState(signature(mutmut_hash, source, nodes.get(key)), count)
+        modules[path] = module_names(source, hashes)
+    strays = set(mutants) - set(functions)
+    if strays:
+        raise GateError(f"mutants of functions mutmut gave no hash: {sorted(strays)[:3]}")
+    for names in mutants.values():
+        names.sort(key=_mutant_number)
+    tree = Tree(
         functions=functions,
         modules=modules,
-        data=data,
-        tests=tests,
-        imports=imports,
-        tests_by_function={k: set(v) for k, v in stats["tests_by_mangled_function_name"].items()},
-        durations=stats["duration_by_test"],
+        data_files=data_files(root),
+        test_files=_hashes(root, test_side_files(root)),
+    )
+    return tree, dict(mutants)
+
+
+def tree_from_sources(root: Path, record: Tree) -> Tree:
+    """The tree now, hashed without mutmut generating anything, for the record's functions.
+
+    Equal to the record's only when nothing changed: a new function is not among
+    the record's, so it shows as a new name of its module.
+    """
+    from mutmut.mutation.file_mutation import compute_function_hashes
+
+    keys: dict[str, set[str]] = defaultdict(set)
+    for name in record.functions:
+        prefix = module_of(name)
+        keys[prefix].add(name[len(prefix) + 1 :])
+    kit = set(unmutated_files(root))
+    functions: dict[str, FunctionState] = {}
+    modules: dict[str, dict[str, str]] = {}
+    for path in python_files(root, "src"):
+        if path in kit:
+            continue
+        source = (root / path).read_text(encoding="utf-8")
+        prefix = module_name(path)
+        mutated = keys.get(prefix, set())
+        nodes = function_nodes(ast.parse(source))
+        for key, mutmut_hash in compute_function_hashes(source, mutated.__contains__).items():
+            name = f"{prefix}.{key}"
+            state = FunctionState(signature(mutmut_hash, source, nodes.get(key)), 0)
+            functions[name] = FunctionState(state.signature, record.functions[name].mutants)
+        modules[path] = module_names(source, mutated)
+    return Tree(
+        functions=functions,
+        modules=modules,
+        data_files=data_files(root),
+        test_files=_hashes(root, test_side_files(root)),
     )
 
 
-def judged_patterns(names: Iterable[str]) -> list[str]:
-    """The mutant names of ``names`` as mutmut takes them on its command line."""
-    return [f"{name}__mutmut_*" for name in sorted(names)]
+@dataclass(frozen=True)
+class Stats:
+    """mutmut's stats: what each test reaches, and how long each takes."""
+
+    tests: Mapping[str, frozenset[str]]  # node id -> functions
+    durations: Mapping[str, float]  # node id -> seconds
+    callers: Mapping[str, frozenset[str]] = field(default_factory=dict)  # function -> callers
+
+    def reach(self) -> dict[str, frozenset[str]]:
+        """Test file -> the functions its tests reach."""
+        by_file: dict[str, set[str]] = defaultdict(set)
+        for test, functions in self.tests.items():
+            by_file[test_file_of(test)] |= functions
+        return {path: frozenset(functions) for path, functions in by_file.items()}
+
+    def seconds(self) -> dict[str, float]:
+        """Test file -> its tests' total duration."""
+        by_file: dict[str, float] = defaultdict(float)
+        for test, duration in self.durations.items():
+            by_file[test_file_of(test)] += duration
+        return dict(by_file)
 
 
-def verdicts(mutants: Path, names: set[str]) -> dict[str, int | None]:
-    """The exit code mutmut recorded for every mutant of ``names``."""
-    found: dict[str, int | None] = {}
-    for meta in (mutants / "src").rglob("*.py.meta"):
-        for key, code in json.loads(meta.read_text(encoding="utf-8"))["exit_code_by_key"].items():
-            if key.rsplit("__mutmut_", 1)[0] in names:
-                found[key] = code
+def read_stats(root: Path) -> Stats:
+    data = json.loads((root / MUTANTS / "mutmut-stats.json").read_text(encoding="utf-8"))
+    tests: dict[str, set[str]] = defaultdict(set)
+    for function, node_ids in data["tests_by_mangled_function_name"].items():
+        for node_id in node_ids:
+            tests[node_id.removeprefix(f"{MUTANTS}/")].add(function)
+    durations = {
+        node_id.removeprefix(f"{MUTANTS}/"): float(duration)
+        for node_id, duration in data["duration_by_test"].items()
+    }
+    for node_id in durations:
+        tests.setdefault(node_id, set())
+    callers = {
+        function: frozenset(names)
+        for function, names in data.get("function_dependencies", {}).items()
+    }
+    return Stats(
+        {test: frozenset(functions) for test, functions in tests.items()}, durations, callers
+    )
+
+
+def statuses(root: Path) -> dict[str, str]:
+    """mutmut's verdict on each mutant under mutants/ ("killed", "survived", "not checked"...)."""
+    from mutmut.stats import status_by_exit_code
+
+    found = {}
+    for meta in (root / MUTANTS / "src").rglob("*.py.meta"):
+        data = json.loads(meta.read_text(encoding="utf-8"))
+        for name, exit_code in data["exit_code_by_key"].items():
+            found[name] = status_by_exit_code[exit_code]
     return found
 
 
-def narrowed(tests_by_function: dict[str, list[str]]) -> dict[str, list[str]]:
-    """mutmut's tests per function, with :data:`OWN_TESTS`' functions judged by their own."""
-    narrowed: dict[str, list[str]] = {}
-    for function, tests in tests_by_function.items():
-        own = next(
-            (files for prefix, files in OWN_TESTS.items() if function.startswith(prefix)), ()
-        )
-        kept = [test for test in tests if test_file(test) in own]
-        narrowed[function] = kept if own and kept else tests
-    return narrowed
+def read_killers(directory: Path) -> dict[str, str]:
+    """Mutant -> killer_code() of the first test failed under it (tests/conftest.py notes it)."""
+    if not directory.is_dir():
+        return {}
+    found = {}
+    for path in directory.iterdir():
+        lines = path.read_text(encoding="utf-8").splitlines()
+        if lines:
+            found[path.name] = killer_code(lines[0])
+    return found
 
 
-def _narrow(root: Path) -> int:
-    path = root / MUTANTS / "mutmut-stats.json"
-    stats = json.loads(path.read_text(encoding="utf-8"))
-    stats["tests_by_mangled_function_name"] = narrowed(stats["tests_by_mangled_function_name"])
-    path.write_text(json.dumps(stats), encoding="utf-8")
-    return 0
+# --- running mutmut -------------------------------------------------------------------
 
 
-def _plan(root: Path, out: Path) -> int:
-    record_path = root / RECORD
-    if not record_path.exists():
-        print(
-            f"mutation: REFUSED: no record ({RECORD}); run scripts/mutation --full and commit it",
-            file=sys.stderr,
-        )
-        return 1
-    record = Record.from_json(record_path.read_text(encoding="utf-8"))
-    tree = read_tree(root, root / MUTANTS)
-    stale = _stale(record, tree)
-    if stale:
-        print(
-            f"mutation: REFUSED: the record is stale ({stale}); "
-            f"run scripts/mutation --full and commit {RECORD}",
-            file=sys.stderr,
-        )
-        return 1
-    change = functions_to_judge(record, tree)
-    budget = float(os.environ.get("WORKQUEUE_MUTATION_BUDGET_MINUTES", DEFAULT_BUDGET_MINUTES))
-    minutes = change.seconds / 2 / 60  # two children
+def _run_logged(
+    command: list[str], root: Path, log: Path, env: Mapping[str, str] | None = None
+) -> int:
+    with log.open("a", encoding="utf-8") as output:
+        # Our own commands: the venv's mutmut, or this script, with mutant names.
+        return subprocess.run(  # noqa: S603
+            command,
+            cwd=root,
+            stdout=output,
+            stderr=subprocess.STDOUT,
+            check=False,
+            env={**os.environ, **(env or {})},
+        ).returncode
+
+
+def _is_spinner(line: str) -> bool:
+    return "\u2800" <= line[0] <= "\u28ff"
+
+
+def _show_log(log: Path, start: int = 0) -> None:
+    """mutmut's last lines from ``start`` (a byte offset), and the last state of its spinner."""
+    with log.open("rb") as file:
+        file.seek(start)
+        text = file.read().decode("utf-8", errors="replace").replace("\r", "\n")
+    lines = [line for line in text.splitlines() if line.strip()]
+    spinner = [line for line in lines if _is_spinner(line)]
+    others = [line for line in lines if not _is_spinner(line) and not line.startswith("\U0001f389")]
+    for line in others[-30:]:
+        print(line)
+    if spinner:
+        print(spinner[-1])
+
+
+def _mutmut_run(
+    root: Path, names: Sequence[str], log: Path, children: int, killers: Path | None
+) -> int:
+    command = [str(Path(sys.executable).parent / "mutmut"), "run", "--max-children", str(children)]
+    env = {KILLERS_VARIABLE: str(killers)} if killers else None
+    return _run_logged([*command, *names], root, log, env)
+
+
+def _settle(root: Path, names: Sequence[str] | None, log: Path, killers: Path | None) -> int:
+    """Run once more, alone, each mutant whose run ended without the tests' verdict.
+
+    A test process that died or a harness that raised (mutmut's "timeout",
+    "suspicious", "segfault"; one in six thousand, on a loaded machine). A survivor
+    is not: the tests are deterministic. A mutant that truly hangs or crashes does
+    so again, and fails the gate then.
+    """
+    found = statuses(root)
+    wanted = found if names is None else {name: found.get(name, "") for name in names}
+    unsettled = sorted(name for name, status in wanted.items() if status in _UNSETTLED)
+    if not unsettled:
+        return 0
+    print("== running again, one at a time, the mutants whose run ended without a verdict:")
+    for name in unsettled:
+        print(f"    {name}")
+    status = _mutmut_run(root, unsettled, log, 1, killers)
+    again = statuses(root)
+    still = [f"    {name}: {again.get(name)}" for name in unsettled if again.get(name) != "killed"]
+    print("\n".join(still) if still else "    all of them killed this time")
+    return status
+
+
+def score(found: Mapping[str, str]) -> tuple[int, int, list[str]]:
+    """Killed, tested (all but mutmut's "skipped"), and the others as "name: status"."""
+    tested = {name: status for name, status in found.items() if status != "skipped"}
+    others = sorted(f"{name}: {status}" for name, status in tested.items() if status != "killed")
+    return len(tested) - len(others), len(tested), others
+
+
+def _print_score(found: Mapping[str, str]) -> bool:
+    killed, tested, others = score(found)
+    counts = Counter(status for status in found.values() if status not in ("killed", "skipped"))
+    details = ", ".join(f"{count} {status}" for status, count in sorted(counts.items()))
+    percent = 100.0 * killed / tested if tested else 0.0
     print(
-        f"mutation: {len(change.functions)} functions and {len(change.test_files)} test files "
-        f"changed since the record; judging {len(change.judged)} functions again "
-        f"({change.mutants} mutants, about {minutes:.1f} min)"
+        f"mutation score: {killed}/{tested} killed = {percent:.2f} %"
+        + (f" ({details})" if details else "")
     )
-    if minutes > budget:
+    if others:
+        print("== mutants not killed (mutmut show NAME for the diff):", file=sys.stderr)
+        for line in others:
+            print(f"    {line}", file=sys.stderr)
+    return bool(tested) and not others
+
+
+def _fresh_mutants(root: Path) -> Path:
+    """An empty mutants/: no cached verdict, stale copy or old stats can count."""
+    shutil.rmtree(root / MUTANTS, ignore_errors=True)
+    (root / MUTANTS).mkdir()
+    return root / MUTANTS / "mutmut-run.log"
+
+
+def _check_mutmut() -> str:
+    installed = version("mutmut")
+    if installed != MUTMUT_VERSION:
+        raise GateError(
+            f"mutmut {installed} is installed; the gate drives mutmut {MUTMUT_VERSION}'s"
+            " internals (pyproject.toml pins it: run scripts/bootstrap)"
+        )
+    return installed
+
+
+def _this_script(*arguments: str) -> list[str]:
+    return [sys.executable, str(Path(__file__).resolve()), *arguments]
+
+
+def _probe_import_time(root: Path, log: Path) -> frozenset[str]:
+    out = root / MUTANTS / "import-time.json"
+    if _run_logged(_this_script("--probe-import-time", str(out)), root, log) != 0:
+        raise GateError(f"could not tell which functions run at import time; see {log}")
+    return frozenset(json.loads(out.read_text(encoding="utf-8")))
+
+
+def _elapsed(started: float) -> str:
+    seconds = int(time.monotonic() - started)
+    return f"{seconds // 60} min {seconds % 60} s"
+
+
+def _cpus() -> int:
+    return os.cpu_count() or 2
+
+
+def run_full(root: Path) -> int:
+    """Mutate everything, gate on 100 %, and when every mutant is killed write the record."""
+    mutmut = _check_mutmut()
+    log = _fresh_mutants(root)
+    killers = root / MUTANTS / "killers"
+    killers.mkdir()
+    started = time.monotonic()
+    print(f"== mutmut run, every mutant (log: {log.relative_to(root)})")
+    run_status = _mutmut_run(root, [], log, _cpus(), killers)
+    _show_log(log)
+    full_run_seconds = time.monotonic() - started
+    print(f"== mutmut run exited with status {run_status} after {_elapsed(started)}")
+    run_status = _settle(root, None, log, killers) or run_status
+    passed = _print_score(statuses(root))
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from mutation_skips import main as print_skips
+
+    print_skips([str(root)])
+    if not passed or run_status != 0:
+        print("mutation: FAILED: every mutant must be killed", file=sys.stderr)
+        return 1
+    tree, _ = tree_from_mutants(root)
+    stats = read_stats(root)
+    record = Record(
+        mutmut=mutmut,
+        python=python_version(),
+        infrastructure=infrastructure(root),
+        tree=tree,
+        reach=stats.reach(),
+        seconds=stats.seconds(),
+        killers=read_killers(killers),
+        import_time=_probe_import_time(root, log),
+        full_run_seconds=full_run_seconds,
+    )
+    (root / RECORD).write_text(dumps_record(record), encoding="utf-8")
+    mutants = sum(state.mutants for state in tree.functions.values())
+    print(
+        f"mutation: OK; wrote {RECORD} ({len(tree.functions)} functions, {mutants} mutants,"
+        f" {len(record.killers)} killers noted, {len(record.reach)} test files): commit it"
+    )
+    return 0
+
+
+def _refuse(message: str) -> int:
+    print(f"mutation: REFUSED: {message}", file=sys.stderr)
+    return 1
+
+
+def _budget_seconds() -> float:
+    raw = os.environ.get(BUDGET_VARIABLE, "")
+    try:
+        return 60 * (float(raw) if raw else DEFAULT_BUDGET_MINUTES)
+    except ValueError as error:
+        raise GateError(f"{BUDGET_VARIABLE}={raw!r} is not a number of minutes") from error
+
+
+def _print_plan(the_plan: Plan) -> None:
+    changes = the_plan.changes
+    names = sum(len(names) for names in changes.names.values())
+    print(
+        f"== changed since the record: {len(changes.functions)} functions"
+        f" ({len(changes.deleted_functions)} gone), {names} module-level names in"
+        f" {len(changes.names)} modules, {len(changes.data_files)} data files,"
+        f" {len(changes.test_files)} test files"
+    )
+    listed = [
+        *(f"function: {name}" for name in sorted(changes.functions)),
+        *(f"function gone: {name}" for name in sorted(changes.deleted_functions)),
+        *(
+            f"names: {path}: {', '.join(sorted(changed))}"
+            for path, changed in sorted(changes.names.items())
+        ),
+        *(f"data file: {path}" for path in sorted(changes.data_files)),
+        *(f"test file: {path}" for path in sorted(changes.test_files)),
+    ]
+    for line in listed[:30]:
+        print(f"    {line}")
+    if len(listed) > 30:
+        print(f"    ... and {len(listed) - 30} more")
+    print(
+        f"== affected: {len(the_plan.changed_functions)} functions changed or using a change,"
+        f" {len(the_plan.affected_tests)} tests that may run differently"
+    )
+    for name in sorted(the_plan.import_time):
+        print(f"    {name} runs while the tests are collected: every test is affected")
+
+
+def run_gate(root: Path) -> int:
+    """Judge what changed since the record; refuse when the record cannot answer."""
+    started = time.monotonic()
+    path = root / RECORD
+    if not path.is_file():
+        return _refuse(
+            f"no record of a full run ({RECORD}); run `scripts/mutation --full` and commit it"
+        )
+    record = loads_record(path.read_text(encoding="utf-8"))
+    stale = stale_parts(record, infrastructure(root), _check_mutmut(), python_version())
+    if stale:
+        return _refuse(
+            f"the record is stale ({'; '.join(stale)}); run `scripts/mutation --full`"
+            f" and commit {RECORD}"
+        )
+    if tree_from_sources(root, record.tree) == record.tree:
+        print("mutation: OK: nothing changed since the record; nothing to judge")
+        return 0
+    log = _fresh_mutants(root)
+    print(f"== mutmut: the mutants and the stats, no mutant run yet (log: {log.relative_to(root)})")
+    if _run_logged(_this_script("--prepare"), root, log) != 0:
+        _show_log(log)
         print(
-            f"mutation: REFUSED: judging {change.mutants} mutants would take about "
-            f"{minutes:.0f} min, over the budget of {budget:.0f}; run scripts/mutation --full "
-            f"and commit {RECORD}",
-            file=sys.stderr,
+            "mutation: FAILED: mutmut could not generate the mutants or the stats", file=sys.stderr
         )
         return 1
-    out.write_text("\n".join(judged_patterns(change.judged)) + "\n", encoding="utf-8")
+    now, mutants = tree_from_mutants(root)
+    stats = read_stats(root)
+    import_time = _probe_import_time(root, log)
+    mutated = {path: _keys(path, now) for path in now.modules}
+    index = scan_code(root, mutated, now.test_files)
+    the_plan = plan(record, now, stats.tests, mutants, index, Calls(import_time, stats.callers))
+    _print_plan(the_plan)
+    estimate = estimate_seconds(record, the_plan.mutants, stats.reach(), stats.seconds())
+    decision = decide(the_plan, estimate, _budget_seconds())
+    prepared = _elapsed(started)
+    if decision.verdict == "refuse":
+        return _refuse(decision.message)
+    if decision.verdict == "nothing":
+        print(f"mutation: OK: {decision.message} ({prepared})")
+        return 0
+    print(f"== {decision.message}; prepared in {prepared}")
+    names = sorted(the_plan.mutants)
+    start = log.stat().st_size
+    run_status = _mutmut_run(root, names, log, _cpus(), None)
+    _show_log(log, start)
+    run_status = _settle(root, names, log, None) or run_status
+    found = statuses(root)
+    judged = {name: found.get(name, "not checked") for name in names}
+    passed = _print_score(judged)
+    killed, tested, _ = score(judged)
+    summary = (
+        f"{len(the_plan.changes.functions)} functions changed,"
+        f" {len(the_plan.changes.test_files)} test files changed,"
+        f" {len(the_plan.functions)} functions judged, {killed}/{tested} mutants killed,"
+        f" {_elapsed(started)}"
+    )
+    if not passed or run_status != 0:
+        print(f"mutation: FAILED: every mutant must be killed ({summary})", file=sys.stderr)
+        return 1
+    print(f"mutation: OK ({summary})")
     return 0
 
 
-def _stale(record: Record, tree: Tree) -> str:
-    if record.mutmut != tree.mutmut:
-        return f"mutmut {record.mutmut} made it, {tree.mutmut} is installed"
-    if record.infrastructure != tree.infrastructure:
-        changed = ", ".join(INFRASTRUCTURE_FILES)
-        return f"how mutants are judged changed: mutmut's or pytest's settings, or {changed}"
-    return ""
+def _keys(path: str, tree: Tree) -> set[str]:
+    prefix = module_name(path)
+    return {name[len(prefix) + 1 :] for name in tree.functions if module_of(name) == prefix}
 
 
-def _judge(root: Path, names_file: Path) -> int:
-    names = {
-        line.removesuffix("__mutmut_*")
-        for line in names_file.read_text(encoding="utf-8").splitlines()
-        if line
-    }
-    found = verdicts(root / MUTANTS, names)
-    not_killed = {key: code for key, code in found.items() if code not in (1, 3)}
-    print(f"mutation score of the judged functions: {len(found) - len(not_killed)}/{len(found)}")
-    for key, code in sorted(not_killed.items()):
-        print(f"    {key}: exit code {code}", file=sys.stderr)
-    return 1 if not_killed else 0
+def prepare(children: int) -> None:
+    """mutmut's steps before it runs a mutant: generate every mutant, collect the stats.
+
+    The first half of mutmut 3.8.1's ``_run``; ``mutmut run NAMES`` then finds the
+    mutants generated and loads these stats.
+    """
+    from mutmut.__main__ import (
+        collect_or_load_stats,
+        create_mutants,
+        store_lines_covered_by_tests,
+    )
+    from mutmut.mutation.trampoline import set_mutant_under_test
+    from mutmut.utils.file_utils import copy_also_copy_files, copy_src_dir, setup_source_paths
+    from mutmut.workers.isolation import get_mutant_runner
+
+    set_mutant_under_test("mutant_generation")
+    Path(MUTANTS).mkdir(exist_ok=True)
+    copy_src_dir()
+    copy_also_copy_files()
+    setup_source_paths()
+    store_lines_covered_by_tests()
+    create_mutants(children)
+    collect_or_load_stats(
+        get_mutant_runner(children),
+        mutants_caught_by_type_checker={},
+        apply_config_invalidation=True,
+    )
 
 
-def _record(root: Path) -> int:
-    tree = read_tree(root, root / MUTANTS)
-    (root / RECORD).write_text(tree.record().to_json(), encoding="utf-8")
-    print(f"mutation: recorded {len(tree.functions)} functions in {RECORD}")
-    return 0
+def probe_import_time(out: Path) -> None:
+    """Write which mutated functions run while pytest collects the tests mutants run against.
+
+    mutmut's stats credit the calls made before the first test to that test alone,
+    though what they compute (a subclass hook's registration, a module's constant)
+    is kept for every test. This collects the tests with mutmut's stats on.
+    """
+    from mutmut.configuration import config
+    from mutmut.mutation.trampoline import set_mutant_under_test
+    from mutmut.state import state
+    from mutmut.utils.file_utils import setup_source_paths
+
+    setup_source_paths()
+    set_mutant_under_test("stats")
+    os.environ["PY_IGNORE_IMPORTMISMATCH"] = "1"
+    import pytest
+
+    os.chdir(MUTANTS)
+    selection = config().pytest_add_cli_args_test_selection
+    arguments = ["--rootdir=.", "--collect-only", "-qqq", *selection, *config().pytest_add_cli_args]
+    if pytest.main(arguments) != 0:
+        raise GateError("pytest could not collect the tests")
+    out.write_text(json.dumps(sorted(state()._stats), ensure_ascii=False), encoding="utf-8")
 
 
-def main(argv: Mapping[int, str] | list[str]) -> int:
-    """``narrow`` | ``plan OUT`` | ``judge NAMES`` | ``record``, from the repository's root."""
-    command = argv[0]
-    if command == "plan":
-        return _plan(ROOT, Path(argv[1]))
-    if command == "judge":
-        return _judge(ROOT, Path(argv[1]))
-    if command == "record":
-        return _record(ROOT)
-    if command == "narrow":
-        return _narrow(ROOT)
-    raise SystemExit(f"unknown command {command!r}")
+def main(argv: Sequence[str]) -> int:
+    """``--full``: the full run, and the record; no argument: the gate against the record."""
+    try:
+        if argv[:1] == ["--prepare"]:
+            prepare(_cpus())
+            return 0
+        if argv[:1] == ["--probe-import-time"]:
+            probe_import_time(Path(argv[1]).resolve())
+            return 0
+        if list(argv) == ["--full"]:
+            return run_full(ROOT)
+        if not argv:
+            return run_gate(ROOT)
+    except GateError as error:
+        print(f"mutation: FAILED: {error}", file=sys.stderr)
+        return 1
+    print("usage: scripts/mutation [--full]", file=sys.stderr)
+    return 2
 
 
 if __name__ == "__main__":

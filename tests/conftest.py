@@ -16,12 +16,16 @@ Every other test that is neither ``e2e`` nor ``fault`` is failed once it has run
 for 20 s: it has hung. If that failure is swallowed and the test still runs 20 s
 later, the process exits with status 1, printing every thread's stack (the kit's
 :func:`~workqueue.adapters.testing.contract.fail_if_hung`).
+
+Under ``scripts/mutation --full`` the first test to fail under each mutant is noted
+for the mutation gate's record (:func:`pytest_runtest_logreport`).
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from hypothesis import Phase, settings
@@ -47,6 +51,22 @@ settings.register_profile(
 )
 if "MUTANT_UNDER_TEST" in os.environ:
     settings.load_profile("mutation")
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    """Under ``scripts/mutation --full``, note the test that killed the mutant under test.
+
+    mutmut runs a mutant's tests until one fails; the first to fail is written to a
+    file named after the mutant in the directory WORKQUEUE_MUTATION_KILLERS names.
+    The gate's record keeps it, and the gate judges that mutant again only when its
+    killer may run differently (docs/adr/0006-mutation-testing.md).
+    """
+    killers = os.environ.get("WORKQUEUE_MUTATION_KILLERS")
+    mutant = os.environ.get("MUTANT_UNDER_TEST", "")
+    if killers and report.failed and "__mutmut_" in mutant:
+        note = Path(killers) / mutant
+        if not note.exists():
+            note.write_text(report.nodeid, encoding="utf-8")
 
 
 # Server connections the test PgBouncer opens per database and user.
