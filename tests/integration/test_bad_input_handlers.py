@@ -17,6 +17,7 @@ import asyncpg
 import pytest
 from dependency_injector import providers
 
+from integration.worker_drain import first_run_of_items
 from unit.bad_input.bad_payloads import Parcel, ParcelKind
 from workqueue.adapters.postgres import PostgresWorkQueue
 from workqueue.adapters.testing import FakeClock
@@ -91,11 +92,13 @@ async def items(pool: asyncpg.Pool) -> dict[int, dict[str, Any]]:
 
 
 async def test_a_huge_error_holding_a_nul_is_stored_bounded_and_the_worker_carries_on(
-    migrated_pool: asyncpg.Pool, worker: tuple[Worker, Mouthy]
+    migrated_pool: asyncpg.Pool, worker: tuple[Worker, Mouthy], caplog: pytest.LogCaptureFixture
 ) -> None:
     rant, after = await enqueue_labels(migrated_pool, "rant", "calm")
 
-    assert await worker[0].run_cycle() == 2
+    assert await first_run_of_items(worker[0], caplog) == [
+        "ran 2 items in 0.000 s: 1 succeeded (bad_input_parcel), 1 failed (bad_input_parcel)"
+    ]
 
     stored = await items(migrated_pool)
     assert stored[rant]["status"] == "failed"
@@ -108,11 +111,13 @@ async def test_a_huge_error_holding_a_nul_is_stored_bounded_and_the_worker_carri
 
 
 async def test_a_snapshot_at_the_byte_limit_is_kept_and_one_past_it_refused(
-    migrated_pool: asyncpg.Pool, worker: tuple[Worker, Mouthy]
+    migrated_pool: asyncpg.Pool, worker: tuple[Worker, Mouthy], caplog: pytest.LogCaptureFixture
 ) -> None:
     (report,) = await enqueue_labels(migrated_pool, "report")
 
-    assert await worker[0].run_cycle() == 1
+    assert await first_run_of_items(worker[0], caplog) == [
+        "ran 1 item in 0.000 s: 1 succeeded (bad_input_parcel)"
+    ]
 
     stored = await items(migrated_pool)
     assert stored[report]["status"] == "succeeded"
@@ -122,11 +127,13 @@ async def test_a_snapshot_at_the_byte_limit_is_kept_and_one_past_it_refused(
 
 
 async def test_a_refused_snapshot_the_handler_does_not_catch_fails_only_its_own_item(
-    migrated_pool: asyncpg.Pool, worker: tuple[Worker, Mouthy]
+    migrated_pool: asyncpg.Pool, worker: tuple[Worker, Mouthy], caplog: pytest.LogCaptureFixture
 ) -> None:
     over, after = await enqueue_labels(migrated_pool, "overreport", "calm")
 
-    assert await worker[0].run_cycle() == 2
+    assert await first_run_of_items(worker[0], caplog) == [
+        "ran 2 items in 0.000 s: 1 succeeded (bad_input_parcel), 1 failed (bad_input_parcel)"
+    ]
 
     stored = await items(migrated_pool)
     assert stored[over]["status"] == "failed"

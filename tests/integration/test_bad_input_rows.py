@@ -27,6 +27,7 @@ import asyncpg
 import pytest
 from dependency_injector import providers
 
+from integration.worker_drain import first_run_of_items
 from unit.bad_input.bad_payloads import Parcel, ParcelKind
 from workqueue.adapters.testing import FakeClock
 from workqueue.application import KindRegistry
@@ -106,12 +107,15 @@ async def test_a_row_whose_payload_no_longer_validates_fails_naming_kind_and_fie
     payload: dict[str, Any],
     field: str,
     reason: str,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
     worker, handler = worker_on
     bad = await insert_behind_the_queue(database_url, "bad_input_parcel", payload)
     good = await insert_behind_the_queue(database_url, "bad_input_parcel", {"label": "fine"})
 
-    assert await worker.run_cycle() == 2
+    assert await first_run_of_items(worker, caplog) == [
+        "ran 2 items in 0.000 s: 1 succeeded (bad_input_parcel), 1 failed (bad_input_parcel)"
+    ]
 
     failed = await read_item(database_url, bad)
     assert (failed["status"], failed["attempt"], failed["stalls"]) == ("failed", 1, 0)
@@ -123,14 +127,16 @@ async def test_a_row_whose_payload_no_longer_validates_fails_naming_kind_and_fie
 
 
 async def test_rows_of_a_kind_this_worker_does_not_handle_are_never_claimed(
-    database_url: str, worker_on: tuple[Worker, ParcelHandler]
+    database_url: str, worker_on: tuple[Worker, ParcelHandler], caplog: pytest.LogCaptureFixture
 ) -> None:
     worker, handler = worker_on
     foreign = await insert_behind_the_queue(database_url, "legacy_report", {"month": "2025-12"})
     ours = await insert_behind_the_queue(database_url, "bad_input_parcel", {})
 
-    assert await worker.run_cycle() == 1
-    assert await worker.run_cycle() == 0
+    # The run ends when a claim finds nothing more: the foreign row is not claimable.
+    assert await first_run_of_items(worker, caplog) == [
+        "ran 1 item in 0.000 s: 1 succeeded (bad_input_parcel)"
+    ]
 
     left = await read_item(database_url, foreign)
     assert (left["status"], left["attempt"], left["worker_id"]) == ("queued", 0, None)

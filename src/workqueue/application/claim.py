@@ -109,10 +109,6 @@ class Claimer:
         self._lease_duration = lease_duration
         self._held: Claim | None = None
 
-    def holding(self) -> bool:
-        """Whether an item claimed along with a completion waits to be taken."""
-        return self._held is not None
-
     def take_held(self) -> Claim | None:
         """The item held, if any, which is then no longer held."""
         held = self._held

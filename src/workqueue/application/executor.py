@@ -74,6 +74,9 @@ class WorkExecutor:
         same kinds, worker id and lease duration.
     """
 
+    # Set by stop() and shutdown(), for good: nothing more is claimed.
+    _stopping = False
+
     def __init__(
         self,
         store: WorkStore,
@@ -105,7 +108,6 @@ class WorkExecutor:
             )
         self._supervisor = LeaseSupervisor(heartbeats, clock)
         self._writer = OutcomeWriter(store, clock, self._claimer)
-        self._stopping = False
         # Set while no run_next is running: one item at a time, and what shutdown waits for.
         self._idle = asyncio.Event()
         self._idle.set()
@@ -121,20 +123,6 @@ class WorkExecutor:
         """The names of the kinds this executor claims: its registry's."""
         return self._registry.kinds
 
-    @property
-    def settings(self) -> ExecutorSettings:
-        return self._settings
-
-    @property
-    def stopping(self) -> bool:
-        """True once :meth:`stop` or :meth:`shutdown` was called; nothing more is claimed."""
-        return self._stopping
-
-    @property
-    def holding(self) -> bool:
-        """True while an item claimed with the last completion waits for the next run."""
-        return self._claimer.holding()
-
     async def run_next(
         self, *, claim_next: bool = False, on_claimed: Callable[[], object] | None = None
     ) -> ExecutionOutcome | None:
@@ -147,7 +135,7 @@ class WorkExecutor:
 
         With ``claim_next``, a succeeded item's completion also claims the next
         item, which this executor then holds for the next call (see
-        :attr:`holding`, :meth:`release_held`).
+        :meth:`release_held`).
 
         ``on_claimed`` is called once an item is claimed (or the held one taken),
         before its handler runs: the worker's lanes wake one another on it.

@@ -123,11 +123,6 @@ class KindCatalog(Generic[K]):
         }
 
     @property
-    def kind_enums(self) -> tuple[type[Enum], ...]:
-        """The kind enums whose members are served, in the order given."""
-        return tuple(self._declared.enums)
-
-    @property
     def kinds(self) -> frozenset[str]:
         """The names of every kind served: what a worker claims."""
         return self._names

@@ -16,7 +16,7 @@ from service_bench import (
 )
 
 from workqueue.adapters.memory import InMemoryWorkStore
-from workqueue.application import ExecutionStatus
+from workqueue.application import ExecutionStatus, WorkExecutor
 from workqueue.domain import (
     Lease,
     RunOutcome,
@@ -48,6 +48,12 @@ class PlainStore(InMemoryWorkStore):
         return await super().finish(lease, outcome)
 
 
+async def held_item(executor: WorkExecutor) -> int | None:
+    """The item the executor held for its next run, handed back now; None if it held none."""
+    released = await executor.release_held()
+    return None if released is None else released.item_id
+
+
 async def status(bench: Bench, item_id: int) -> tuple[WorkStatus, int, int]:
     item = await bench.item(item_id)
     return item.status, item.attempt, item.stalls
@@ -71,7 +77,7 @@ class TestClaimNext:
         held = await bench.item(second)
         assert (held.status, held.worker_id) == (WorkStatus.RUNNING, "worker-1")
         assert held.lease_expires_at == bench.clock.now() + timedelta(seconds=60)
-        assert executor.holding is True
+        assert await held_item(executor) == second
 
     async def test_the_held_item_is_run_next_without_another_claim(self, bench: Bench) -> None:
         await bench.enqueue("a")
@@ -86,7 +92,7 @@ class TestClaimNext:
         assert (outcome.item_id, outcome.status) == (second, ExecutionStatus.SUCCEEDED)
         assert spy.calls == ["claim", "complete_and_claim", "complete_and_claim"]
         assert bench.script.returned == ["a", "b"]
-        assert executor.holding is False
+        assert await held_item(executor) is None
         assert await executor.run_next(claim_next=True) is None
 
     async def test_without_claim_next_nothing_is_claimed_along(self, bench: Bench) -> None:
@@ -99,7 +105,7 @@ class TestClaimNext:
 
         assert spy.calls == ["claim", "finish succeeded"]
         assert await status(bench, second) == (WorkStatus.QUEUED, 0, 0)
-        assert executor.holding is False
+        assert await held_item(executor) is None
 
     async def test_a_held_item_is_run_by_a_plain_run_next_too(self, bench: Bench) -> None:
         await bench.enqueue("a")
@@ -124,7 +130,7 @@ class TestClaimNext:
         assert status_of(outcome) is ExecutionStatus.FAILED
         assert await status(bench, first) == (WorkStatus.FAILED, 1, 0)
         assert await status(bench, second) == (WorkStatus.QUEUED, 0, 0)
-        assert executor.holding is False
+        assert await held_item(executor) is None
 
     async def test_a_store_without_its_own_combined_call_completes_then_claims(
         self, bench: Bench
@@ -161,7 +167,7 @@ class TestClaimNext:
         assert spy.calls == ["claim", "complete_and_claim", "finish succeeded"]
         assert await status(bench, first) == (WorkStatus.SUCCEEDED, 1, 0)
         assert await status(bench, second) == (WorkStatus.QUEUED, 0, 0)
-        assert executor.holding is False
+        assert await held_item(executor) is None
 
     async def test_a_handler_that_returns_while_stopping_claims_nothing_along(
         self, bench: Bench
@@ -186,7 +192,7 @@ class TestClaimNext:
         assert status_of(outcome) is ExecutionStatus.SUCCEEDED
         assert await status(bench, first) == (WorkStatus.SUCCEEDED, 1, 0)
         assert await status(bench, second) == (WorkStatus.QUEUED, 0, 0)
-        assert executor.holding is False
+        assert await held_item(executor) is None
 
 
 class TestReleasingTheHeldItem:
@@ -201,7 +207,6 @@ class TestReleasingTheHeldItem:
         assert outcome is not None
         assert (outcome.item_id, outcome.status) == (second, ExecutionStatus.RELEASED)
         assert await status(bench, second) == (WorkStatus.QUEUED, 1, 0)
-        assert executor.holding is False
         assert await executor.release_held() is None
 
     async def test_release_held_with_nothing_held_writes_nothing(self, bench: Bench) -> None:
@@ -252,7 +257,7 @@ class TestReleasingTheHeldItem:
         assert await executor.run_next(claim_next=True) is None
         assert await status(bench, second) == (WorkStatus.QUEUED, 1, 0)
         assert bench.script.started == ["a"]
-        assert executor.holding is False
+        assert await held_item(executor) is None
 
     async def test_shutdown_releases_the_held_item(self, bench: Bench) -> None:
         await bench.enqueue("a")
@@ -263,7 +268,7 @@ class TestReleasingTheHeldItem:
         await executor.shutdown()
 
         assert await status(bench, second) == (WorkStatus.QUEUED, 1, 0)
-        assert executor.holding is False
+        assert await held_item(executor) is None
 
     async def test_an_unreachable_store_is_tried_three_times_then_left_to_recovery(
         self, bench: Bench
@@ -291,7 +296,7 @@ class TestTheProgressEachItemKeeps:
         bench: Bench,
     ) -> None:
         first = await bench.enqueue("a")
-        await bench.enqueue("b")
+        second = await bench.enqueue("b")
 
         async def report(ctx: WorkContext) -> None:
             ctx.report_progress({"done": 1})
@@ -303,7 +308,7 @@ class TestTheProgressEachItemKeeps:
 
         item = await bench.item(first)
         assert (item.status, item.progress) == (WorkStatus.SUCCEEDED, {"done": 1})
-        assert executor.holding is True
+        assert await held_item(executor) == second
 
     async def test_a_held_item_handed_back_keeps_the_progress_of_its_earlier_attempt(
         self,
@@ -317,9 +322,8 @@ class TestTheProgressEachItemKeeps:
         await bench.store.finish(first_lease, RunOutcome.released(None))
         executor = bench.executor()
         await executor.run_next(claim_next=True)
-        assert executor.holding is True
 
-        await executor.release_held()
+        assert await held_item(executor) == second
 
         item = await bench.item(second)
         assert (item.status, item.progress) == (WorkStatus.QUEUED, {"step": 2})
@@ -344,4 +348,4 @@ class TestTheProgressEachItemKeeps:
         assert run.cancelled()
         assert (await bench.item(first)).status is WorkStatus.SUCCEEDED
         assert (await bench.item(second)).status is WorkStatus.QUEUED
-        assert executor.holding is False
+        assert await held_item(executor) is None

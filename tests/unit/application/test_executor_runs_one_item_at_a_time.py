@@ -6,10 +6,10 @@ import asyncio
 from typing import Any
 
 import pytest
-from service_bench import Bench, StoreSpy, start
+from service_bench import Bench, StoreSpy, start, status_of
 
-from workqueue.application import ExecutionOutcome
-from workqueue.domain import WorkContext
+from workqueue.application import ExecutionOutcome, ExecutionStatus
+from workqueue.domain import WorkContext, WorkStatus
 
 
 class TestOneAtATime:
@@ -72,11 +72,22 @@ class TestOneAtATime:
 
 
 class TestState:
-    async def test_a_new_executor_is_not_stopping_and_is_once_stopped(self, bench: Bench) -> None:
-        executor = bench.executor()
-        assert executor.stopping is False
+    async def test_a_new_executor_runs_items_and_once_stopped_claims_none(
+        self, bench: Bench
+    ) -> None:
+        ids = [await bench.enqueue("a"), await bench.enqueue("b")]
+        spy = StoreSpy(bench.store)
+        executor = bench.executor(store=spy)
+        assert status_of(await executor.run_next()) is ExecutionStatus.SUCCEEDED
+
         executor.stop()
-        assert executor.stopping is True
+
+        assert await executor.run_next() is None
+        assert spy.calls == ["claim", "finish succeeded"]
+        assert [(await bench.item(item_id)).status for item_id in ids] == [
+            WorkStatus.SUCCEEDED,
+            WorkStatus.QUEUED,
+        ]
 
     async def test_after_one_item_the_executor_takes_the_next(self, bench: Bench) -> None:
         await bench.enqueue("a")

@@ -74,7 +74,7 @@ class TestSeveralEnums:
 
         assert registry.kinds == frozenset({"sweep", "mop", "mow"})
         assert isinstance(registry.handler("mow"), MowHandler)
-        assert registry.kind_enums == (House, Garden)
+        assert repr(registry) == "KindRegistry(House or Garden, kinds=['mop', 'mow', 'sweep'])"
 
     def test_single_members_serve_only_those_kinds(self) -> None:
         registry = KindRegistry([House.SWEEP, Garden], [Sweep, Mow], [SweepHandler(), MowHandler()])
@@ -120,7 +120,10 @@ class TestSeveralEnums:
 
         registry = KindRegistry(Empty, [], [])
 
-        assert (registry.kinds, registry.kind_enums) == (frozenset(), (Empty,))
+        assert (registry.kinds, repr(registry)) == (
+            frozenset(),
+            f"KindRegistry({Empty.__qualname__}, kinds=[])",
+        )
 
     def test_no_kinds_at_all_refuses_every_payload_saying_so(self) -> None:
         with pytest.raises(KindRegistryError) as refused:

@@ -76,8 +76,10 @@ class Lanes:
         go_on.set()
         return claimed
 
-    def held(self) -> list[bool]:
-        return [executor.holding for executor in self.executors]
+    async def held(self) -> list[int | None]:
+        """The item each lane held for its next run, handed back now (None: it held none)."""
+        released = [await executor.release_held() for executor in self.executors]
+        return [None if outcome is None else outcome.item_id for outcome in released]
 
 
 @pytest.fixture
@@ -138,9 +140,11 @@ class TestLanesFinishingTogether:
             WorkStatus.RUNNING
         ] * 3
         assert [(await bench.item(i)).progress for i in ids[:3]] == [{"waited": True}] * 3
-        assert lanes.held() == [True] * 3
+        # Each lane runs the item it holds, with no claim of its own.
+        claims = lanes.spy.count("claim")
         await lanes.run_all()
         assert bench.script.started == ["a", "b", "c", "d", "e", "f"]
+        assert lanes.spy.count("claim") == claims
 
     async def test_when_fewer_items_are_queued_the_last_lanes_hold_none(
         self, bench: Bench, lanes: Lanes, together: Together
@@ -151,8 +155,8 @@ class TestLanesFinishingTogether:
         await together.let_go()
         await asyncio.gather(*lanes.runs)
 
-        assert lanes.held() == [True, False, False]
         assert (await bench.item(ids[3])).worker_id == "lanes"
+        assert await lanes.held() == [ids[3], None, None]
 
     async def test_a_lane_finishing_alone_completes_on_its_own(
         self, bench: Bench, lanes: Lanes, together: Together
@@ -247,7 +251,7 @@ class TestALaneThatStopsWaiting:
         item = await bench.item(first.id)
         assert (item.status, item.stalls, item.worker_id) == (WorkStatus.QUEUED, 0, None)
         assert (first.id, item.progress) == (next_id, {"page": 3})
-        assert lanes.held() == [False, False, False]
+        assert await lanes.held() == [None, None, None]
 
     async def test_a_release_that_fails_is_logged_and_left_to_lease_recovery(
         self, bench: Bench, lanes: Lanes, together: Together, caplog: pytest.LogCaptureFixture

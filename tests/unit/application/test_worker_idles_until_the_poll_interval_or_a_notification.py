@@ -14,7 +14,6 @@ from worker_bench import (
     RoundTripStore,
     WallClock,
     start,
-    takes,
     worker,
     worker_lines,
 )
@@ -107,11 +106,12 @@ class TestWakingUp:
     async def test_a_notification_a_whole_poll_interval_after_the_pass_gets_a_full_cycle(
         self, bench: Bench, store: RoundTripStore, running: list[tuple[Worker, asyncio.Task[None]]]
     ) -> None:
-        takes(bench, 2, "first")
-        await bench.enqueue("first")
         the_worker = worker(bench, store, notifications=bench.notifications)
         await start(bench, the_worker, running)
-        await bench.clock.advance(2)  # the pass was at 0 s; idle from 2 s, its poll due at 7 s
+        await bench.clock.advance(2)
+        # The pass was at 0 s; a notification at 2 s goes straight to claiming, and the
+        # worker idles again from 2 s, its poll due at 7 s.
+        await bench.enqueue("first")
         await bench.clock.advance(3)
         calls_before = len(store.calls)
 

@@ -20,9 +20,9 @@ from worker_bench import (
     worker,
 )
 
-from workqueue.application import Worker
+from workqueue.application import LeaseRecovery, Worker, WorkScheduler
 from workqueue.application.execution import ExecutionStatus
-from workqueue.application.worker import count_line
+from workqueue.application.tally import count_line
 
 SUCCEEDED, FAILED, RELEASED = (
     ExecutionStatus.SUCCEEDED,
@@ -41,9 +41,28 @@ def info_log(caplog: pytest.LogCaptureFixture) -> pytest.LogCaptureFixture:
     return caplog
 
 
+Running = list[tuple[Worker, asyncio.Task[None]]]
+
+
+def lanes_worker(
+    bench: Bench, store: RoundTripStore, lanes: int, *, notifications: bool = False
+) -> Worker:
+    return Worker(
+        executor=[bench.executor(store=store) for _ in range(lanes)],
+        scheduler=WorkScheduler(bench.queue, []),
+        recovery=LeaseRecovery(store),  # type: ignore[arg-type]
+        clock=bench.clock,
+        notifications=bench.notifications if notifications else None,
+    )
+
+
 class TestCountOfItemsRun:
     async def test_a_run_of_items_is_one_line_saying_how_many_in_how_long_how_and_which_kinds(
-        self, bench: Bench, store: RoundTripStore, info_log: pytest.LogCaptureFixture
+        self,
+        bench: Bench,
+        store: RoundTripStore,
+        info_log: pytest.LogCaptureFixture,
+        running: Running,
     ) -> None:
         # The first item to end fails, and a beta ends before any alpha succeeds: the
         # line still goes by outcome, then by kind.
@@ -53,11 +72,11 @@ class TestCountOfItemsRun:
         await bench.enqueue("b", beta=True)
         await bench.enqueue("a")
         await bench.enqueue("c", beta=True)
-        cycle = asyncio.create_task(worker(bench, store).run_cycle())
+        await start(bench, worker(bench, store), running)
 
         await bench.clock.advance(3)
 
-        assert cycle.result() == 4
+        assert len(bench.script.returned) == 3
         (line,) = worker_records(info_log)
         assert (line.levelname, line.getMessage()) == (
             "INFO",
@@ -80,37 +99,90 @@ class TestCountOfItemsRun:
         assert list(by_kind) == ["alpha", "beta"]
 
     async def test_one_item_is_counted_in_the_singular(
-        self, bench: Bench, store: RoundTripStore, info_log: pytest.LogCaptureFixture
+        self,
+        bench: Bench,
+        store: RoundTripStore,
+        info_log: pytest.LogCaptureFixture,
+        running: Running,
     ) -> None:
         await bench.enqueue("a")
 
-        assert await worker(bench, store).run_cycle() == 1
+        await start(bench, worker(bench, store), running)
 
         assert [r.getMessage() for r in worker_records(info_log)] == [
             "ran 1 item in 0.000 s: 1 succeeded (alpha)"
         ]
 
-    async def test_a_cycle_that_runs_nothing_counts_nothing(
-        self, bench: Bench, store: RoundTripStore, info_log: pytest.LogCaptureFixture
+    async def test_cycles_that_run_nothing_count_nothing(
+        self,
+        bench: Bench,
+        store: RoundTripStore,
+        info_log: pytest.LogCaptureFixture,
+        running: Running,
     ) -> None:
-        assert await worker(bench, store).run_cycle() == 0
+        the_worker = worker(bench, store)
+        task = await start(bench, the_worker, running)
+        await bench.clock.advance(10)
 
+        await stopped(bench, the_worker, task)
+
+        assert store.count("recover_expired") == 3
         assert worker_records(info_log) == []
 
     async def test_a_long_run_is_counted_again_each_poll_interval(
-        self, bench: Bench, store: RoundTripStore, info_log: pytest.LogCaptureFixture
+        self,
+        bench: Bench,
+        store: RoundTripStore,
+        info_log: pytest.LogCaptureFixture,
+        running: Running,
     ) -> None:
         takes(bench, 3, "a", "b", "c")
         for label in ("a", "b", "c"):
             await bench.enqueue(label)
-        cycle = asyncio.create_task(worker(bench, store).run_cycle())
+        await start(bench, worker(bench, store), running)
 
         await bench.clock.advance(9)
 
-        assert cycle.result() == 3
+        assert bench.script.returned == ["a", "b", "c"]
+        # The cycle at 5 s counts "a"; the end of the run at 9 s, "b" and "c".
         assert [r.getMessage() for r in worker_records(info_log)] == [
-            "ran 2 items in 6.000 s: 2 succeeded (alpha)",
-            "ran 1 item in 3.000 s: 1 succeeded (alpha)",
+            "ran 1 item in 5.000 s: 1 succeeded (alpha)",
+            "ran 2 items in 4.000 s: 2 succeeded (alpha)",
+        ]
+
+    async def test_an_item_longer_than_the_poll_interval_is_counted_from_the_start_of_its_run(
+        self,
+        bench: Bench,
+        store: RoundTripStore,
+        info_log: pytest.LogCaptureFixture,
+        running: Running,
+    ) -> None:
+        takes(bench, 12, "long")
+        await bench.enqueue("long")
+        await start(bench, worker(bench, store), running)
+
+        await bench.clock.advance(12)
+
+        assert [r.getMessage() for r in worker_records(info_log)] == [
+            "ran 1 item in 12.000 s: 1 succeeded (alpha)"
+        ]
+
+    async def test_a_run_that_begins_after_an_idle_while_is_timed_from_its_beginning(
+        self,
+        bench: Bench,
+        store: RoundTripStore,
+        info_log: pytest.LogCaptureFixture,
+        running: Running,
+    ) -> None:
+        takes(bench, 1, "a")
+        await start(bench, worker(bench, store, notifications=bench.notifications), running)
+        await bench.clock.advance(3)
+
+        await bench.enqueue("a")
+        await bench.clock.advance(1)
+
+        assert [r.getMessage() for r in worker_records(info_log)] == [
+            "ran 1 item in 1.000 s: 1 succeeded (alpha)"
         ]
 
     async def test_a_run_cut_short_by_stop_counts_the_released_item(
@@ -118,7 +190,7 @@ class TestCountOfItemsRun:
         bench: Bench,
         store: RoundTripStore,
         info_log: pytest.LogCaptureFixture,
-        running: list[tuple[Worker, asyncio.Task[None]]],
+        running: Running,
     ) -> None:
         takes(bench, 1, "a")
         bench.script.block("b")
@@ -132,6 +204,70 @@ class TestCountOfItemsRun:
 
         assert [r.getMessage() for r in worker_records(info_log)] == [
             "ran 2 items in 1.000 s: 1 succeeded (alpha), 1 released (alpha)"
+        ]
+
+
+class TestOneCountForAllLanes:
+    async def test_what_the_lanes_ran_is_one_line_when_the_last_of_them_runs_dry(
+        self,
+        bench: Bench,
+        store: RoundTripStore,
+        info_log: pytest.LogCaptureFixture,
+        running: Running,
+    ) -> None:
+        labels = ["a", "b", "c", "d"]
+        takes(bench, 1, *labels)
+        for label in labels:
+            await bench.enqueue(label, beta=label == "c")
+        await start(bench, lanes_worker(bench, store, 2), running)
+
+        await bench.clock.advance(1)
+        assert [r.getMessage() for r in worker_records(info_log)] == []
+        await bench.clock.advance(1)
+
+        assert [r.getMessage() for r in worker_records(info_log)] == [
+            "ran 4 items in 2.000 s: 4 succeeded (alpha 3, beta 1)"
+        ]
+
+    async def test_busy_lanes_are_counted_together_each_poll_interval(
+        self,
+        bench: Bench,
+        store: RoundTripStore,
+        info_log: pytest.LogCaptureFixture,
+        running: Running,
+    ) -> None:
+        labels = ["a", "b", "c", "d"]
+        takes(bench, 3, *labels)
+        for label in labels:
+            await bench.enqueue(label)
+        await start(bench, lanes_worker(bench, store, 2), running)
+
+        await bench.clock.advance(6)
+
+        assert [r.getMessage() for r in worker_records(info_log)] == [
+            "ran 2 items in 5.000 s: 2 succeeded (alpha)",
+            "ran 2 items in 1.000 s: 2 succeeded (alpha)",
+        ]
+
+    async def test_a_lane_woken_while_another_runs_goes_on_with_the_same_run(
+        self,
+        bench: Bench,
+        store: RoundTripStore,
+        info_log: pytest.LogCaptureFixture,
+        running: Running,
+    ) -> None:
+        takes(bench, 3, "long")
+        takes(bench, 1, "short")
+        await bench.enqueue("long")
+        await start(bench, lanes_worker(bench, store, 2, notifications=True), running)
+        await bench.clock.advance(1)
+
+        await bench.enqueue("short")
+        await bench.clock.advance(2)
+
+        assert bench.script.returned == ["short", "long"]
+        assert [r.getMessage() for r in worker_records(info_log)] == [
+            "ran 2 items in 3.000 s: 2 succeeded (alpha)"
         ]
 
 

@@ -14,10 +14,17 @@ from workqueue.domain import WorkStatus
 
 
 class TestConstruction:
-    def test_a_new_worker_is_not_stopping_and_a_short_poll_is_allowed(
-        self, bench: Bench, store: RoundTripStore
+    async def test_a_new_worker_runs_until_stopped_and_a_short_poll_is_allowed(
+        self, bench: Bench, store: RoundTripStore, running: list[tuple[Worker, asyncio.Task[None]]]
     ) -> None:
-        assert worker(bench, store, poll_interval=0.5).stopping is False
+        task = await start(bench, worker(bench, store, poll_interval=0.5), running)
+        await bench.enqueue("late")
+
+        await bench.clock.advance(0.5)
+
+        assert not task.done()
+        assert bench.script.returned == ["late"]
+        assert store.count("recover_expired") == 2
 
     def test_a_poll_interval_of_zero_is_refused(self, bench: Bench, store: RoundTripStore) -> None:
         with pytest.raises(ValueError) as refused:
@@ -66,7 +73,10 @@ class TestLife:
             ("INFO", "worker worker-1 stopping"),
             ("INFO", "worker worker-1 stopped"),
         ]
-        assert the_worker.stopping is True
+        await bench.enqueue("a")
+        async with asyncio.timeout(SAFETY_NET):
+            await the_worker.run()
+        assert bench.script.started == []
 
     async def test_a_second_run_beside_the_first_is_refused_and_one_after_it_returns_at_once(
         self, bench: Bench, store: RoundTripStore, running: list[tuple[Worker, asyncio.Task[None]]]

@@ -14,9 +14,19 @@ from typing import Any
 
 import pytest
 from service_bench import Bench
-from worker_bench import WORKER_LOG, RoundTripStore, start, statuses, stopped, takes, worker_lines
+from worker_bench import (
+    WORKER_LOG,
+    RoundTripStore,
+    count_lines,
+    start,
+    statuses,
+    stopped,
+    takes,
+    worker_lines,
+)
 
 from workqueue.application import ExecutorLanes, LeaseRecovery, Worker, WorkScheduler
+from workqueue.application.tally import Tally
 from workqueue.domain import StoreUnavailableError, WorkContext, WorkNotifications, WorkStatus
 
 
@@ -99,28 +109,44 @@ class TestSeveralItemsAtOnce:
         assert (the_worker.concurrency, bench.script.started) == (1, ["a"])
 
     async def test_a_cycle_of_a_worker_of_lanes_recovers_schedules_and_leaves_the_items_to_them(
-        self, bench: Bench, store: RoundTripStore
+        self, bench: Bench, store: RoundTripStore, running: Running
     ) -> None:
-        await bench.enqueue("a")
+        takes(bench, 1, "a")
+        item_id = await bench.enqueue("a")
         the_worker = lanes_worker(bench, store, 2)
 
-        ran = await the_worker.run_cycle()
+        await start(bench, the_worker, running)
 
-        assert (ran, store.count("recover_expired"), bench.script.started) == (0, 1, [])
+        assert (store.count("recover_expired"), bench.script.started) == (1, ["a"])
+        await bench.clock.advance(1)
+        assert await statuses(bench, [item_id]) == [WorkStatus.SUCCEEDED]
 
     def test_a_worker_of_no_executor_is_refused(self, bench: Bench) -> None:
         with pytest.raises(ValueError) as refused:
-            ExecutorLanes([])
+            Worker(
+                executor=[],
+                scheduler=WorkScheduler(bench.queue, []),
+                recovery=LeaseRecovery(bench.store),
+                clock=bench.clock,
+            )
 
         assert str(refused.value) == "a worker needs at least one executor"
 
-    def test_lanes_are_not_stopping_until_told_to(self, bench: Bench) -> None:
-        lanes = ExecutorLanes([bench.executor(), bench.executor()])
-        assert lanes.stopping is False
+    async def test_lanes_run_items_when_woken_until_told_to_stop(self, bench: Bench) -> None:
+        lanes = ExecutorLanes([bench.executor(), bench.executor()], Tally(bench.clock))
+        ended = lanes.start()
+        await bench.enqueue("a")
+        lanes.wake()
+        await bench.clock.settle()
+        assert (bench.script.returned, ended.done()) == (["a"], False)
 
         lanes.stop()
+        lanes.stop()
+        await bench.enqueue("b")
+        lanes.wake()
+        await bench.clock.settle()
 
-        assert lanes.stopping is True
+        assert (bench.script.started, ended.done()) == (["a"], True)
 
 
 class TestWakingLanes:
@@ -201,7 +227,7 @@ class TestOnePassForAllLanes:
         assert bench.script.started == ["busy", "orphan"]
         assert (await bench.item(orphan.id)).status == WorkStatus.SUCCEEDED
 
-    async def test_what_the_lanes_ran_is_one_line_per_poll_interval(
+    async def test_what_the_lanes_ran_is_one_line_for_them_all(
         self,
         bench: Bench,
         store: RoundTripStore,
@@ -219,8 +245,7 @@ class TestOnePassForAllLanes:
         await bench.clock.advance(5)
         await stopped(bench, the_worker, task)
 
-        ran = [message for _, message in worker_lines(caplog) if message.startswith("ran ")]
-        assert ran == ["ran 4 items in 5.000 s: 4 succeeded (alpha 3, beta 1)"]
+        assert count_lines(caplog) == ["ran 4 items in 2.000 s: 4 succeeded (alpha 3, beta 1)"]
         assert worker_lines(caplog)[0] == (
             "INFO",
             "worker worker-1 started for kinds alpha, beta, 2 items at a time",

@@ -80,6 +80,11 @@ def worker_lines(caplog: pytest.LogCaptureFixture) -> list[tuple[str, str]]:
     return [(r.levelname, r.getMessage()) for r in caplog.records if r.name == WORKER_LOG]
 
 
+def count_lines(caplog: pytest.LogCaptureFixture) -> list[str]:
+    """The worker's count lines (``ran 3 items in ...``), in order."""
+    return [message for _, message in worker_lines(caplog) if message.startswith("ran ")]
+
+
 def takes(bench: Bench, seconds: float, *labels: str) -> None:
     async def work(ctx: WorkContext) -> None:
         await bench.clock.sleep(seconds)

@@ -273,7 +273,8 @@ async def test_notifications_listen_on_the_database_and_stop_at_the_end() -> Non
     notifications = await anext(opening)
 
     assert isinstance(notifications, PostgresWorkNotifications)
-    assert not notifications.is_listening
+    # Nothing listens yet: the first wait for work starts the listener.
+    assert "workqueue-listen" not in {task.get_name() for task in asyncio.all_tasks()}
     with pytest.raises(StopAsyncIteration):
         await anext(opening)
 

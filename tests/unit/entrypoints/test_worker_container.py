@@ -75,6 +75,22 @@ class SlowHandler(WorkHandler[Slow]):
         await asyncio.Event().wait()
 
 
+class Outspoken(WorkHandler[Slow]):
+    """Reports more progress than it may, waits for ``go``, then fails with a long error."""
+
+    def __init__(self) -> None:
+        self.go = asyncio.Event()
+        self.refusals: list[str] = []
+
+    async def handle(self, payload: Slow, ctx: WorkContext) -> None:
+        try:
+            ctx.report_progress({"text": "x" * 2048})
+        except ValueError as refused:
+            self.refusals.append(str(refused).rpartition("; ")[2])
+        await self.go.wait()
+        raise RuntimeError("x" * 500)
+
+
 async def statuses(world: WorkerWorld) -> dict[str, WorkStatus]:
     return {item.kind: item.status for item in world.state.snapshot()}
 
@@ -91,18 +107,36 @@ async def test_settings_reach_the_services_they_tune(world: WorkerWorld) -> None
         retention_interval=timedelta(hours=12),
     )
     container = world.container(settings)
+    handler = Outspoken()
+    container.registry.override(providers.Object(KindRegistry(SlowKind, [Slow], [handler])))
 
     executor = await provide(container.executor)
     recovery = await provide(container.recovery)
     scheduler = await provide(container.scheduler)
 
     assert executor.worker_id == "w-1"
-    assert executor.settings == ExecutorSettings(
+    assert await provide(container.executor_settings) == ExecutorSettings(
         heartbeat_interval=timedelta(seconds=1),
         lease_duration=timedelta(seconds=30),
         max_error_length=100,
         max_progress_bytes=2048,
     )
+    # The executor runs on them: a 30 s lease renewed every second, a progress
+    # snapshot of at most 2048 bytes, an error of at most 100 characters.
+    item_id = (await world.queue.enqueue(Slow())).id
+    started = world.clock.now()
+    run = asyncio.create_task(executor.run_next())
+    await world.clock.advance(1)
+    running = await world.store.get(item_id)
+    assert running is not None
+    assert running.lease_expires_at == started + timedelta(seconds=31)
+    assert running.worker_id == "w-1"
+    handler.go.set()
+    await run
+    failed = await world.store.get(item_id)
+    assert failed is not None
+    assert (failed.status, len(failed.error or "")) == (WorkStatus.FAILED, 100)
+    assert handler.refusals == ["the limit (max_progress_bytes) is 2048"]
     assert recovery.max_stalls == 5
     assert [(s.kind, s.interval, s.dedup_key) for s in scheduler.schedules] == [
         ("token_cleanup", timedelta(hours=6), "periodic"),
@@ -229,18 +263,25 @@ async def test_a_stop_signal_during_startup_abandons_the_startup(world: WorkerWo
 
 
 async def test_a_worker_attached_after_a_stop_signal_is_stopped_at_once(
-    world: WorkerWorld,
+    world: WorkerWorld, caplog: pytest.LogCaptureFixture
 ) -> None:
+    caplog.set_level(logging.INFO, logger="workqueue.worker")
     worker = await provide(world.container().worker)
     signals = ShutdownSignals(asyncio.create_task(asyncio.sleep(0)))
     signals.on_signal(signal.SIGINT)
 
     signals.attach(worker)
 
-    assert worker.stopping
+    # A stopped worker's run ends at once.
+    async with asyncio.timeout(SAFETY_NET):
+        await worker.run()
+    assert "worker test-worker stopping" in caplog.messages
 
 
-async def test_a_stop_signal_after_startup_stops_the_worker(world: WorkerWorld) -> None:
+async def test_a_stop_signal_after_startup_stops_the_worker(
+    world: WorkerWorld, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger="workqueue.worker")
     startup = asyncio.create_task(asyncio.sleep(0))
     worker = await provide(world.container().worker)
     signals = ShutdownSignals(startup)
@@ -249,7 +290,9 @@ async def test_a_stop_signal_after_startup_stops_the_worker(world: WorkerWorld) 
     signals.on_signal(signal.SIGTERM)
     await startup
 
-    assert worker.stopping
+    assert "worker test-worker stopping" in caplog.messages
+    async with asyncio.timeout(SAFETY_NET):
+        await worker.run()
     assert not startup.cancelled()
 
 

@@ -420,9 +420,9 @@ def pool_size(settings: WorkerSettings) -> int:
 
 class TestThePoolIsSizedForTheConcurrency:
     def test_each_lane_beyond_the_first_gets_one_more_connection(self) -> None:
-        assert pool_size(load_settings(concurrency=20)) - pool_size(
-            load_settings(concurrency=19)
-        ) == 1
+        assert (
+            pool_size(load_settings(concurrency=20)) - pool_size(load_settings(concurrency=19)) == 1
+        )
 
     def test_lanes_get_one_for_their_shared_heartbeats_and_one_for_their_completions(
         self,
