@@ -66,10 +66,6 @@ class MeteredWorkStore(WorkStore):
         self.calls["recover_expired"] += 1
         return await self.inner.recover_expired(max_stalls=max_stalls)
 
-    async def is_due(self, kind: str, interval: timedelta) -> bool:
-        self.calls["is_due"] += 1
-        return await self.inner.is_due(kind, interval)
-
     async def purge_finished(self, *, finished_before: datetime, limit: int) -> int:
         self.calls["purge_finished"] += 1
         return await self.inner.purge_finished(finished_before=finished_before, limit=limit)

@@ -46,6 +46,14 @@ IN_MEMORY: dict[str, set[str]] = {
     "TestEnqueueIfDueInTwoSteps": {
         "test_concurrent_schedulers_racing_claimers_create_one_item_per_due_round",
     },
+    "TestDueBySuccessesAlone": {
+        "test_a_failure_counts_as_a_finish_until_an_interval_has_passed",
+        "test_the_newest_finish_decides_whether_it_succeeded_or_failed",
+        "test_cancelled_items_are_finished_for_due_ness_and_retention",
+    },
+    "TestDueByTheNewestFinishAlone": {
+        "test_a_running_item_makes_it_not_due_however_old_the_last_finish",
+    },
     "TestRecoveryRequeuesCancelRequested": {
         "test_a_dead_holders_item_ends_cancelled_by_recovery_without_a_stall",
         "test_recovery_cancels_rather_than_stalls_an_item_at_the_stall_limit",

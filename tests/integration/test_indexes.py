@@ -203,17 +203,6 @@ async def test_lease_recovery_reads_only_the_running_items(crowded_database_url:
     assert pages_touched(plan) < 100
 
 
-async def test_due_ness_reads_the_newest_finished_item_from_an_index(
-    crowded_database_url: str,
-) -> None:
-    plan = await explain(
-        crowded_database_url, STORE_SQL["is_due"], ContractKind.ALPHA.value, FakeClock().now()
-    )
-
-    assert not any(node_type == "Seq Scan" for node_type, _ in scans(plan))
-    assert pages_touched(plan) < 100
-
-
 async def test_a_due_periodic_enqueue_reads_each_due_index_and_few_pages(
     crowded_database_url: str,
 ) -> None:

@@ -160,4 +160,7 @@ async def test_the_listener_keeps_retrying_while_the_database_refuses_it() -> No
         connect=refuse, first_retry_delay=0.01, max_retry_delay=0.02
     ) as listener:
         await asyncio.wait_for(retried_twice.wait(), PATIENCE)
-        assert not listener.is_listening
+        listening = asyncio.create_task(listener.listening())
+        done, _ = await asyncio.wait([listening], timeout=0.1)
+        listening.cancel()
+        assert not done

@@ -44,7 +44,6 @@ CALLS: dict[str, Callable[[Adapters], Awaitable[object]]] = {
     "fail": lambda a: a.store.finish(LEASE, RunOutcome.failed("boom", None)),
     "release": lambda a: a.store.finish(LEASE, RunOutcome.released(None)),
     "recover_expired": lambda a: a.store.recover_expired(max_stalls=3),
-    "is_due": lambda a: a.store.is_due(ContractKind.ALPHA, MINUTE),
     "purge_finished": lambda a: a.store.purge_finished(finished_before=a.now, limit=10),
     "get": lambda a: a.store.get(1),
     "list_items": lambda a: a.store.list_items(),

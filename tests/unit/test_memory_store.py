@@ -71,7 +71,6 @@ async def test_an_unavailable_state_fails_every_call_and_changes_nothing(
         store.finish(claimed.lease, RunOutcome.failed("x", None)),
         store.finish(claimed.lease, RunOutcome.released(None)),
         store.recover_expired(max_stalls=3),
-        store.is_due("contract_alpha", LEASE),
         store.purge_finished(finished_before=clock.now(), limit=10),
         store.get(claimed.id),
         store.list_items(),
@@ -284,7 +283,6 @@ class TestDueness:
         await queue.enqueue(WorkItemRetention())
         await queue.enqueue(TokenCleanup())
 
-        assert not await store.is_due("token_cleanup", timedelta(hours=1))
         schedule = WorkSchedule(payload=TokenCleanup(), interval=timedelta(hours=1))
         assert await queue.enqueue_if_due(schedule) is None
 
@@ -296,10 +294,11 @@ class TestDueness:
         await queue.enqueue(WorkItemRetention())
         await finish_one(queue, store)
 
+        schedule = WorkSchedule(payload=TokenCleanup(), interval=timedelta(hours=1))
         await clock.advance(3599)
-        assert not await store.is_due("token_cleanup", timedelta(hours=1))
+        assert await queue.enqueue_if_due(schedule) is None
         await clock.advance(1)
-        assert await store.is_due("token_cleanup", timedelta(hours=1))
+        assert await queue.enqueue_if_due(schedule) is not None
 
 
 async def test_a_stall_limit_reached_says_how_often_and_what_the_limit_is(

@@ -212,15 +212,6 @@ class WorkStore(ABC):
         ...
 
     @abstractmethod
-    async def is_due(self, kind: str, interval: timedelta) -> bool:
-        """Whether a periodic ``kind`` should be enqueued now.
-
-        Due when no item of the kind is queued or running and its newest finished
-        item finished at least ``interval`` ago, or none exists.
-        """
-        ...
-
-    @abstractmethod
     async def purge_finished(self, *, finished_before: datetime, limit: int) -> int:
         """Delete at most ``limit`` finished items (any final status) finished before the cutoff.
 

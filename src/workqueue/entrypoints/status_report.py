@@ -59,10 +59,6 @@ class StatusReport:
             for by_status in self.counts.values()
         )
 
-    def queued_total(self) -> int:
-        """How many items are queued, listed or not."""
-        return sum(by_status.get(WorkStatus.QUEUED, 0) for by_status in self.counts.values())
-
     def failed_total(self) -> int:
         """How many unsuccessful (failed or cancelled) items the table holds, listed or not."""
         return sum(

@@ -11,6 +11,8 @@ from stores import (
     CancelsRunningItemsAtOnce,
     ClaimsInTwoSteps,
     DropsProgressOnReads,
+    DueBySuccessesAlone,
+    DueByTheNewestFinishAlone,
     EnqueueIfDueInTwoSteps,
     HeartbeatManyAnswersAsOne,
     HeartbeatNeverAnswersCancel,
@@ -48,6 +50,16 @@ class TestClaimsInTwoSteps(WorkQueueContractSuite, MemoryContractFixtures):
 class TestEnqueueIfDueInTwoSteps(WorkQueueContractSuite, MemoryContractFixtures):
     def make_queue(self, state: InMemoryState, clock: FakeClock) -> WorkQueue:
         return EnqueueIfDueInTwoSteps(state, clock)
+
+
+class TestDueBySuccessesAlone(WorkQueueContractSuite, MemoryContractFixtures):
+    def make_queue(self, state: InMemoryState, clock: FakeClock) -> WorkQueue:
+        return DueBySuccessesAlone(state, clock)
+
+
+class TestDueByTheNewestFinishAlone(WorkQueueContractSuite, MemoryContractFixtures):
+    def make_queue(self, state: InMemoryState, clock: FakeClock) -> WorkQueue:
+        return DueByTheNewestFinishAlone(state, clock)
 
 
 class TestRecoveryRequeuesCancelRequested(WorkQueueContractSuite, MemoryContractFixtures):

@@ -15,7 +15,8 @@ from datetime import timedelta
 
 from pydantic import JsonValue
 
-from workqueue.adapters.memory import InMemoryState, InMemoryWorkQueue, InMemoryWorkStore
+from workqueue.adapters.memory import InMemoryWorkQueue, InMemoryWorkStore
+from workqueue.adapters.memory.due import kind_is_due
 from workqueue.adapters.postgres import PostgresWorkQueue, PostgresWorkStore
 from workqueue.adapters.postgres.channel import CHANNEL
 from workqueue.adapters.postgres.enqueue_plan import check_request
@@ -25,7 +26,6 @@ from workqueue.adapters.postgres.rows import work_item_from_row
 from workqueue.adapters.postgres.store import _SQL
 from workqueue.domain import (
     CancelOutcome,
-    Clock,
     EnqueueRequest,
     EnqueueResult,
     HeartbeatAnswer,
@@ -184,14 +184,45 @@ class CancelsInTwoSteps(InMemoryWorkStore):
 class EnqueueIfDueInTwoSteps(InMemoryWorkQueue):
     """Checks due-ness, awaits, then enqueues: the check and the insert are not one step."""
 
-    def __init__(self, state: InMemoryState, clock: Clock) -> None:
-        super().__init__(state, clock)
-        self._store = InMemoryWorkStore(state, clock)
-
     async def enqueue_if_due(self, schedule: WorkSchedule) -> EnqueueResult | None:
-        if not await self._store.is_due(schedule.kind, schedule.interval):
+        items = self._state.items.values()
+        if not kind_is_due(items, schedule.kind, schedule.interval, self._clock.now()):
             return None
         await asyncio.sleep(0)  # a claimer may take another scheduler's item meanwhile
+        return await self.enqueue(schedule.payload, dedup_key=schedule.dedup_key)
+
+
+class DueBySuccessesAlone(InMemoryWorkQueue):
+    """Decides due-ness on succeeded finishes alone: a failed or cancelled run does not count."""
+
+    async def enqueue_if_due(self, schedule: WorkSchedule) -> EnqueueResult | None:
+        counted = [
+            item
+            for item in self._state.items.values()
+            if not item.status.is_finished or item.status is WorkStatus.SUCCEEDED
+        ]
+        if not kind_is_due(counted, schedule.kind, schedule.interval, self._clock.now()):
+            return None
+        return await self.enqueue(schedule.payload, dedup_key=schedule.dedup_key)
+
+
+class DueByTheNewestFinishAlone(InMemoryWorkQueue):
+    """Once a kind has finished, its newest finish alone decides, whatever is running."""
+
+    async def enqueue_if_due(self, schedule: WorkSchedule) -> EnqueueResult | None:
+        items = self._state.items.values()
+        now = self._clock.now()
+        finishes = [
+            item.finished_at
+            for item in items
+            if item.kind == schedule.kind and item.finished_at is not None
+        ]
+        if finishes:
+            due = now - max(finishes) >= schedule.interval
+        else:
+            due = kind_is_due(items, schedule.kind, schedule.interval, now)
+        if not due:
+            return None
         return await self.enqueue(schedule.payload, dedup_key=schedule.dedup_key)
 
 

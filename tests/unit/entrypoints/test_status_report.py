@@ -201,7 +201,7 @@ async def test_every_running_item_is_listed_however_long_the_backlog() -> None:
 
     assert [item.id for item in report.active if item.status is WorkStatus.RUNNING] == running
     assert len(report.active) == 3 + 5
-    assert report.queued_total() == 120
+    assert report.counts["work_item_retention"] == {WorkStatus.QUEUED: 120}
     document = json.loads(render_json(report))
     assert [item["id"] for item in document["active"][:3]] == running
     assert "queued and running: 123 (every running and the oldest 5 queued shown)" in (

@@ -486,9 +486,6 @@ class Recording(WorkStore):
     async def recover_expired(self, *args: Any, **kwargs: Any) -> Any:
         return self._answer("recover_expired", *args, **kwargs)
 
-    async def is_due(self, *args: Any, **kwargs: Any) -> Any:
-        return self._answer("is_due", *args, **kwargs)
-
     async def purge_finished(self, *args: Any, **kwargs: Any) -> Any:
         return self._answer("purge_finished", *args, **kwargs)
 
@@ -511,7 +508,6 @@ ANSWERS: dict[str, object] = {
     "complete_and_claim_many": [(True, None)],
     "cancel": CancelOutcome.REQUESTED,
     "recover_expired": RecoveryResult(),
-    "is_due": True,
     "purge_finished": 7,
     "get": None,
     "list_items": [],
@@ -546,7 +542,6 @@ async def test_every_call_is_passed_on_as_made_and_answered_as_the_store_answere
         ("finish", store.finish(lease, RunOutcome.cancelled({"p": 6}))),
         ("cancel", store.cancel(7, reason="operator")),
         ("recover_expired", store.recover_expired(max_stalls=3)),
-        ("is_due", store.is_due("k", LEASE)),
         ("purge_finished", store.purge_finished(finished_before=cutoff, limit=9)),
         ("get", store.get(42)),
         (
@@ -578,7 +573,6 @@ async def test_every_call_is_passed_on_as_made_and_answered_as_the_store_answere
         ("finish", (lease, RunOutcome.cancelled({"p": 6})), {}),
         ("cancel", (7,), {"reason": "operator"}),
         ("recover_expired", (), {"max_stalls": 3}),
-        ("is_due", ("k", LEASE), {}),
         ("purge_finished", (), {"finished_before": cutoff, "limit": 9}),
         ("get", (42,), {}),
         (

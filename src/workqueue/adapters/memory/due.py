@@ -1,7 +1,6 @@
 """Due-ness of a periodic kind, computed from the in-memory rows.
 
-The store answers :meth:`~workqueue.domain.WorkStore.is_due` with it and the queue decides
-:meth:`~workqueue.domain.WorkQueue.enqueue_if_due` with it, so the two can never disagree.
+The queue decides :meth:`~workqueue.domain.WorkQueue.enqueue_if_due` with it.
 """
 
 from __future__ import annotations

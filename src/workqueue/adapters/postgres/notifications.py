@@ -101,11 +101,6 @@ class PostgresWorkNotifications:  # pragma: no mutate block
             with contextlib.suppress(asyncio.CancelledError):
                 await task
 
-    @property
-    def is_listening(self) -> bool:
-        """True while the LISTEN connection is open."""
-        return self._listening.is_set()
-
     async def listening(self) -> None:
         """Wait until the LISTEN connection is open (starting it if needed)."""
         await self.start()

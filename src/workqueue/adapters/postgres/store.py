@@ -334,17 +334,6 @@ class PostgresWorkStore(WorkStore):  # pragma: no mutate block
             recovered_list(result, row["ending"], row["status"]).append(row["id"])
         return result
 
-    async def is_due(self, kind: str, interval: timedelta) -> bool:
-        """Whether periodic ``kind`` should be enqueued now.
-
-        :raises StoreUnavailableError: if the database cannot be reached.
-        """
-        with connection_loss_as_unavailable():
-            due = await self._connection.fetchval(
-                _SQL["is_due"], kind_name(kind), self._clock.now() - interval
-            )
-        return bool(due)
-
     async def purge_finished(self, *, finished_before: datetime, limit: int) -> int:
         """Delete at most ``limit`` finished items whose ``finished_at`` is before the cutoff.
 

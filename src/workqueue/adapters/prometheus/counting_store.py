@@ -153,9 +153,6 @@ class CountingWorkStore(WorkStore):
                 self._metrics.recovered.labels(outcome).inc(len(items))
         return result
 
-    async def is_due(self, kind: str, interval: timedelta) -> bool:
-        return await self._store.is_due(kind, interval)
-
     async def purge_finished(self, *, finished_before: datetime, limit: int) -> int:
         return await self._store.purge_finished(finished_before=finished_before, limit=limit)
 

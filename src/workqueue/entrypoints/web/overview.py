@@ -110,11 +110,6 @@ class FinishedCounts:
             self._recount = asyncio.create_task(self._recount_in_background())
         return self._last
 
-    async def settled(self) -> None:
-        """Wait for a recount under way, if any (tests and shutdown)."""
-        if self._recount is not None:
-            await asyncio.shield(self._recount)
-
     async def close(self) -> None:
         """Stop a recount under way."""
         if self._recount is not None:

@@ -240,19 +240,6 @@ ended AS (
 {{end_runs}}
 SELECT id, ending, status FROM finished;
 
--- name: is_due
--- $1 kind, $2 the latest finished_at that is long enough ago (now - interval).
--- Due when nothing of the kind is queued or running and its newest finished item
--- finished at least one interval ago, or none ever did. Each part reads one
--- partial index.
-SELECT NOT EXISTS (SELECT 1 FROM work_items WHERE status = 'queued' AND kind = $1)
-   AND NOT EXISTS (SELECT 1 FROM work_items WHERE status = 'running' AND kind = $1)
-   AND coalesce(
-           (SELECT max(finished_at)
-            FROM work_items
-            WHERE status NOT IN ('queued', 'running') AND kind = $1) <= $2,
-           true);
-
 -- name: purge_finished
 -- $1 cutoff, $2 batch size. Oldest finished first; a bounded batch keeps each
 -- transaction short. SKIP LOCKED: two purgers share the work instead of waiting.

@@ -11,12 +11,12 @@ import pytest
 
 from workqueue.adapters.testing.clock import FakeClock
 from workqueue.adapters.testing.contract.backdoor import Backdoor
-from workqueue.adapters.testing.contract.due import HOUR, finished_alpha
 from workqueue.adapters.testing.contract.fixtures import QueueFactory, StoreFactory
 from workqueue.adapters.testing.contract.kinds import (
     AlphaJob,
     BetaJob,
     ContractKind,
+    GammaJob,
     unvalidated_alpha_job,
 )
 from workqueue.adapters.testing.contract.race import at_once
@@ -25,6 +25,7 @@ from workqueue.domain import (
     PERIODIC_DEDUP_KEY,
     InvalidPayloadError,
     RunOutcome,
+    WorkPayload,
     WorkQueue,
     WorkSchedule,
     WorkStatus,
@@ -33,11 +34,35 @@ from workqueue.domain import (
 
 __all__ = ["EnqueueIfDueContract"]
 
+HOUR = timedelta(hours=1)
 HOURLY_ALPHA = WorkSchedule(payload=AlphaJob(number=24), interval=HOUR)
+
+
+def hourly(payload: WorkPayload) -> WorkSchedule:
+    return WorkSchedule(payload=payload, interval=HOUR)
+
+
+async def finished_alpha(
+    backdoor: Backdoor, clock: FakeClock, *, ago: timedelta, status: WorkStatus
+) -> int:
+    """Insert an alpha item that finished ``ago`` before now."""
+    return await backdoor.insert_item(
+        kind=ContractKind.ALPHA,
+        status=status,
+        attempt=1,
+        enqueued_at=clock.now() - ago - HOUR,
+        started_at=clock.now() - ago - HOUR,
+        finished_at=clock.now() - ago,
+        worker_id="w",
+        error="boom" if status is WorkStatus.FAILED else None,
+    )
 
 
 class EnqueueIfDueContract:
     """Semantics 7 as one step: a due kind is enqueued once, however many schedulers ask.
+
+    A kind is due when nothing of it is queued or running and its newest finished
+    item, whatever it came to, finished at least one interval ago, or none ever did.
 
     ``concurrent_schedulers``, ``concurrent_claimers``, ``race_rounds`` and
     ``calls_per_round`` size the race test (see
@@ -96,6 +121,16 @@ class EnqueueIfDueContract:
         assert await queue.enqueue_if_due(HOURLY_ALPHA) is None
         assert [item.id for item in await backdoor.all_items()] == [running.id]
 
+    async def test_a_running_item_makes_it_not_due_however_old_the_last_finish(
+        self, queue: WorkQueue, store: WorkStore, backdoor: Backdoor, clock: FakeClock
+    ) -> None:
+        await finished_alpha(backdoor, clock, ago=10 * HOUR, status=WorkStatus.SUCCEEDED)
+        await queue.enqueue(AlphaJob(number=1))
+        await claim(store)
+
+        assert await queue.enqueue_if_due(HOURLY_ALPHA) is None
+        assert len(await backdoor.all_items()) == 2
+
     async def test_a_finish_younger_than_the_interval_makes_it_not_due(
         self, queue: WorkQueue, backdoor: Backdoor, clock: FakeClock
     ) -> None:
@@ -115,6 +150,34 @@ class EnqueueIfDueContract:
 
         assert result is not None
         assert result.created
+
+    async def test_a_failure_counts_as_a_finish_until_an_interval_has_passed(
+        self, queue: WorkQueue, backdoor: Backdoor, clock: FakeClock
+    ) -> None:
+        await finished_alpha(backdoor, clock, ago=timedelta(0), status=WorkStatus.FAILED)
+        await clock.advance(HOUR.total_seconds() - 1)
+        too_soon = await queue.enqueue_if_due(HOURLY_ALPHA)
+
+        await clock.advance(1)
+        due = await queue.enqueue_if_due(HOURLY_ALPHA)
+
+        assert too_soon is None
+        assert due is not None
+        assert due.created
+
+    async def test_the_newest_finish_decides_whether_it_succeeded_or_failed(
+        self, queue: WorkQueue, backdoor: Backdoor, clock: FakeClock
+    ) -> None:
+        await finished_alpha(backdoor, clock, ago=5 * HOUR, status=WorkStatus.SUCCEEDED)
+        await finished_alpha(backdoor, clock, ago=timedelta(minutes=10), status=WorkStatus.FAILED)
+        await finished_alpha(backdoor, clock, ago=3 * HOUR, status=WorkStatus.SUCCEEDED)
+        every_ten_minutes = WorkSchedule(payload=AlphaJob(), interval=timedelta(minutes=10))
+
+        assert await queue.enqueue_if_due(HOURLY_ALPHA) is None
+        due = await queue.enqueue_if_due(every_ten_minutes)
+
+        assert due is not None
+        assert due.created
 
     async def test_the_kind_is_enqueued_again_once_the_interval_has_passed(
         self, queue: WorkQueue, store: WorkStore, clock: FakeClock
@@ -164,6 +227,22 @@ class EnqueueIfDueContract:
 
         assert result is not None
         assert result.created
+
+    async def test_each_kind_is_due_by_its_own_items_alone(
+        self, queue: WorkQueue, backdoor: Backdoor, clock: FakeClock
+    ) -> None:
+        await queue.enqueue(BetaJob())
+        await finished_alpha(backdoor, clock, ago=2 * HOUR, status=WorkStatus.SUCCEEDED)
+
+        beta = await queue.enqueue_if_due(hourly(BetaJob()))
+        gamma = await queue.enqueue_if_due(hourly(GammaJob()))
+        alpha = await queue.enqueue_if_due(HOURLY_ALPHA)
+
+        assert beta is None
+        assert gamma is not None
+        assert gamma.created
+        assert alpha is not None
+        assert alpha.created
 
     async def test_an_invalid_payload_is_refused_and_nothing_is_written(
         self, queue: WorkQueue, backdoor: Backdoor

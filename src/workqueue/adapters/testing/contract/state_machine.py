@@ -3,7 +3,7 @@
 Every operation of the ports takes part: enqueues (single, batch, if due),
 claims, heartbeats, completions (alone and with the next claim), failures,
 releases, clock moves, lease recovery, purges, and the reads (``get``, listings
-with every filter, counts, due-ness). After every step the store's rows must be
+with every filter, counts). After every step the store's rows must be
 the model's, and the queue's invariants must hold (no queued twins, leases only
 on running items, attempts never going down, finished items never changing).
 
@@ -214,7 +214,35 @@ class StoreRules(RuleBasedStateMachine):
         dedup_key=st.sampled_from([PERIODIC_DEDUP_KEY, "daily"]),
     )
     def enqueue_if_due(self, payload: WorkPayload, seconds: int, dedup_key: str) -> None:
-        interval = timedelta(seconds=seconds)
+        self.schedule(payload, timedelta(seconds=seconds), dedup_key)
+
+    def kinds_at_rest_after_a_finish(self) -> list[str]:
+        """The kinds with nothing queued or running and something finished."""
+        return [
+            kind
+            for kind in KINDS
+            if self.model.newest_finish(kind) is not None
+            and self.model.is_due(kind, timedelta(0), self.now)
+        ]
+
+    @precondition(lambda self: bool(self.kinds_at_rest_after_a_finish()))
+    @rule(data=st.data(), dedup_key=st.sampled_from([PERIODIC_DEDUP_KEY, "daily"]))
+    def enqueue_if_due_at_the_edge_of_the_interval(
+        self, data: st.DataObject, dedup_key: str
+    ) -> None:
+        # Only a kind at rest with something finished has an edge, and random intervals
+        # rarely land on it: exactly the time since its newest finish is due, a second
+        # more is not.
+        kind = data.draw(st.sampled_from(self.kinds_at_rest_after_a_finish()))
+        newest = self.model.newest_finish(kind)
+        assert newest is not None
+        since = self.now - newest
+        edges = [interval for interval in (since, since + timedelta(seconds=1)) if interval]
+        interval = data.draw(st.sampled_from(edges))
+        self.schedule(data.draw(PAYLOADS_BY_KIND[kind]), interval, dedup_key)
+
+    def schedule(self, payload: WorkPayload, interval: timedelta, dedup_key: str) -> None:
+        """One enqueue_if_due of ``payload`` every ``interval``, checked against the model."""
         schedule = WorkSchedule(payload=payload, interval=interval, dedup_key=dedup_key)
         result = self.run(self.subject.queue.enqueue_if_due(schedule))
         expected = self.model.enqueue_if_due(
@@ -413,13 +441,6 @@ class StoreRules(RuleBasedStateMachine):
 
     # -- reads ------------------------------------------------------------
 
-    # Intervals line up with the clock's steps, so "exactly one interval ago" occurs.
-    @rule(kind=st.sampled_from(KINDS), seconds=st.sampled_from([30, 60, 121]))
-    def ask_whether_due(self, kind: str, seconds: int) -> None:
-        interval = timedelta(seconds=seconds)
-        due = self.run(self.subject.store.is_due(kind, interval))
-        assert due == self.model.is_due(kind, interval, self.now)
-
     @rule(
         statuses=STATUS_FILTERS,
         kinds=KIND_FILTERS,
@@ -469,20 +490,6 @@ class StoreRules(RuleBasedStateMachine):
         self.check_only_running_items_hold_a_lease_and_attempts_never_go_down(rows)
         self.check_finished_items_never_change_again(rows)
         self.check_stalls_never_exceed_the_limit(rows)
-        self.check_due_ness_at_the_edge_of_the_interval()
-
-    def check_due_ness_at_the_edge_of_the_interval(self) -> None:
-        # Only a kind with nothing queued or running and something finished has an
-        # edge; random intervals in ask_whether_due rarely land on it.
-        for kind in KINDS:
-            newest = self.model.newest_finish(kind)
-            if newest is None or not self.model.is_due(kind, timedelta(0), self.now):
-                continue
-            since = self.now - newest
-            for interval in (since, since + timedelta(seconds=1)):
-                if interval > timedelta(0):
-                    due = self.run(self.subject.store.is_due(kind, interval))
-                    assert due == self.model.is_due(kind, interval, self.now), (kind, interval)
 
     def check_rows_match_the_model(self, rows: list[WorkItem]) -> None:
         assert rows == self.model.rows()

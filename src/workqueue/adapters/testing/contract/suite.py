@@ -9,7 +9,6 @@ from workqueue.adapters.testing.contract.claim import ClaimContract
 from workqueue.adapters.testing.contract.complete_and_claim import CompleteAndClaimContract
 from workqueue.adapters.testing.contract.complete_and_claim_many import CompleteAndClaimManyContract
 from workqueue.adapters.testing.contract.dedup_on_return import DedupOnReturnContract
-from workqueue.adapters.testing.contract.due import DueContract
 from workqueue.adapters.testing.contract.enqueue import EnqueueContract
 from workqueue.adapters.testing.contract.enqueue_if_due import EnqueueIfDueContract
 from workqueue.adapters.testing.contract.fencing import FencingContract
@@ -44,7 +43,6 @@ class WorkQueueContractSuite(
     ReleaseContract,
     RecoveryContract,
     DedupOnReturnContract,
-    DueContract,
     EnqueueIfDueContract,
     PurgeContract,
     RefreshTokenContract,
