@@ -53,7 +53,6 @@ from datetime import datetime, timedelta
 
 from pydantic import JsonValue
 
-from workqueue.adapters.memory.due import kind_is_due
 from workqueue.adapters.memory.state import InMemoryState
 from workqueue.domain import (
     FINISHED_STATUSES,
@@ -63,7 +62,6 @@ from workqueue.domain import (
     Lease,
     ProgressSnapshot,
     RecoveryResult,
-    RunEnding,
     RunOutcome,
     WorkItem,
     WorkStatus,
@@ -155,7 +153,7 @@ class InMemoryWorkStore(WorkStore):
         item = self._held(lease)
         if item is None:
             return False
-        self._end(replace(item, progress=progress_value(outcome.progress)), outcome)
+        self._end(item, outcome)
         return True
 
     async def cancel(self, item_id: int, *, reason: str) -> CancelOutcome:
@@ -212,14 +210,6 @@ class InMemoryWorkStore(WorkStore):
         for ids in (result.requeued, result.stalled, result.superseded, result.cancelled):
             ids.sort()
         return result
-
-    async def is_due(self, kind: str, interval: timedelta) -> bool:
-        """Whether periodic ``kind`` should be enqueued now.
-
-        :raises StoreUnavailableError: if the state is marked unavailable.
-        """
-        self._state.check_available()
-        return kind_is_due(self._state.items.values(), kind_name(kind), interval, self._clock.now())
 
     async def purge_finished(self, *, finished_before: datetime, limit: int) -> int:
         """Delete at most ``limit`` finished items whose ``finished_at`` is before the cutoff.
@@ -294,9 +284,14 @@ class InMemoryWorkStore(WorkStore):
         return item
 
     def _end(self, item: WorkItem, outcome: RunOutcome) -> WorkStatus:
-        """Write how ``item``'s run ended; return its new status. The one way back to queued."""
-        twin = self._queued_twin(item) if outcome.ending is RunEnding.RELEASED else None
-        status, error = outcome.ends_as(cancel_reason=item.cancel_reason, queued_twin=twin)
+        """Write how ``item``'s run ended, with the outcome's progress; return its new status.
+
+        The one way back to queued: a release goes back unless ``ends_as`` says otherwise.
+        """
+        item = replace(item, progress=progress_value(outcome.progress))
+        status, error = outcome.ends_as(
+            cancel_reason=item.cancel_reason, queued_twin=self._queued_twin(item)
+        )
         if status is WorkStatus.QUEUED:
             self._state.write(replace(item, status=status, lease_expires_at=None, worker_id=None))
         else:

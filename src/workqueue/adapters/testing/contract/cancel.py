@@ -28,6 +28,7 @@ from workqueue.domain import (
     RunOutcome,
     WorkItem,
     WorkQueue,
+    WorkSchedule,
     WorkStatus,
     WorkStore,
 )
@@ -189,6 +190,7 @@ class CancelContract:
     ) -> None:
         await queue.enqueue(AlphaJob())
         running = await claim(store)
+        await store.heartbeat(running.lease, progress={"page": 3}, lease_duration=LEASE)
         await store.cancel(running.id, reason=REASON)
         await expire_the_lease(clock)
 
@@ -204,6 +206,8 @@ class CancelContract:
             clock.now(),
         )
         assert item.lease_expires_at is None
+        # What the dead holder last reported stays, as it does for a requeue.
+        assert item.progress == {"page": 3}
         assert await store.claim(ALL_KINDS, worker_id=WORKER, lease_duration=LEASE) is None
 
     async def test_recovery_cancels_rather_than_stalls_an_item_at_the_stall_limit(
@@ -303,10 +307,11 @@ class CancelContract:
     ) -> None:
         queued = await queue.enqueue(AlphaJob())
         await store.cancel(queued.id, reason=REASON)
+        schedule = WorkSchedule(payload=AlphaJob(), interval=LEASE)
 
-        assert not await store.is_due(AlphaJob.kind, LEASE)
+        assert await queue.enqueue_if_due(schedule) is None
         await clock.advance(LEASE.total_seconds())
-        assert await store.is_due(AlphaJob.kind, LEASE)
+        assert await queue.enqueue_if_due(schedule) is not None
         purged = await store.purge_finished(finished_before=clock.now(), limit=10)
         assert purged == 1
         assert await backdoor.read_item(queued.id) is None

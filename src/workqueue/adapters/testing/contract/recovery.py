@@ -201,6 +201,9 @@ class RecoveryContract:
     ) -> None:
         await queue.enqueue(AlphaJob(number=5), dedup_key="five")
         running = await running_after_stalls(store, clock, MAX_STALLS - 1)
+        assert await store.heartbeat(running.lease, progress={"page": 4}, lease_duration=LEASE)
+        beating = await backdoor.read_item(running.id)
+        assert beating is not None
         await expire_the_lease(clock)
 
         assert await store.recover_expired(max_stalls=MAX_STALLS) == RecoveryResult(
@@ -208,7 +211,7 @@ class RecoveryContract:
         )
 
         assert await backdoor.read_item(running.id) == replace(
-            running,
+            beating,
             status=WorkStatus.FAILED,
             stalls=MAX_STALLS,
             lease_expires_at=None,
