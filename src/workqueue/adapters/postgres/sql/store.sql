@@ -14,68 +14,63 @@ FROM work_items
 WHERE status = 'queued' AND kind = ANY ($1::text[])
 ORDER BY id
 
+-- fragment: queued_twin
+-- The queued item with the kind and dedup key of the work item aliased `r`, if any:
+-- what supersedes `r` should it go back to queued (docs/adr/0004). Each statement
+-- that can release (finish, recovery) gives it to end_runs as `twin_id`.
+(SELECT q.id
+ FROM work_items AS q
+ WHERE q.status = 'queued' AND q.kind = r.kind AND q.dedup_key = r.dedup_key)
+
 -- fragment: end_runs
 -- The one write of every way a run ends (RunOutcome, domain/run_outcome.py), and
 -- the one way back to queued. The statement that includes it first defines
 -- `ended`: one row per lease to end, (id, attempt, ending, progress, error,
--- stalls, ended_at), where ending is 'succeeded', 'failed', 'cancelled' or
--- 'released', error is a failure's error (a cancel's reason when none was
--- recorded), and stalls the stall count to write (null: unchanged). Each lease is
--- fenced on its own; a lease no longer held changes nothing and has no row in
--- `finished` (id, status, twin_id, ending).
+-- stalls, ended_at, twin_id), where ending is 'succeeded', 'failed', 'cancelled'
+-- or 'released', error is a failure's error (a cancel's reason when none was
+-- recorded), stalls the stall count to write (null: unchanged), and twin_id the
+-- queued twin that supersedes a release (queued_twin; null for the other endings
+-- and where the statement cannot release, as the claims' completions). Each
+-- lease is fenced on its own; a lease no longer held changes nothing and has no
+-- row in `finished` (id, status, twin_id, ending).
 --   succeeded, failed: that status and error; cancelled: cancelled with the
 --   recorded request's reason, else the given one.
 --   released: back to queued, lease and worker cleared, unless a cancel of it was
---   requested (cancelled with that reason, docs/adr/0018) or a queued twin has its
---   kind and dedup key (failed as superseded by it, docs/adr/0004). Of twins
---   released together, the newest (newest payload) returns and supersedes the
---   others. A twin committed after the statement's snapshot makes the requeue
---   violate the unique dedup index: the caller runs the statement again.
--- The twin's kind and dedup key never change, so `t` reads them from the
--- snapshot; the cancel request is read from the row being updated (`w`), as
--- PostgreSQL rechecks it should a cancel have written it meanwhile.
+--   requested (cancelled with that reason, docs/adr/0018) or it has a queued twin
+--   (failed as superseded by it, docs/adr/0004). A twin committed after the
+--   statement's snapshot makes the requeue violate the unique dedup index: the
+--   caller runs the statement again, which then sees it.
+-- The cancel request is read from the row being updated (`w`), which PostgreSQL
+-- rechecks should a cancel have written it meanwhile; a twin's kind and dedup key
+-- never change, so reading them from the snapshot is as good.
 finished AS (
     UPDATE work_items AS w
     SET status = CASE WHEN e.ending <> 'released' THEN e.ending
                       WHEN w.cancel_reason IS NOT NULL THEN 'cancelled'
-                      WHEN t.twin_id IS NOT NULL THEN 'failed'
+                      WHEN e.twin_id IS NOT NULL THEN 'failed'
                       ELSE 'queued'
                  END,
         stalls = coalesce(e.stalls, w.stalls),
         progress = e.progress,
         lease_expires_at = NULL,
         worker_id = CASE WHEN e.ending = 'released' AND w.cancel_reason IS NULL
-                              AND t.twin_id IS NULL THEN NULL
+                              AND e.twin_id IS NULL THEN NULL
                          ELSE w.worker_id
                     END,
         finished_at = CASE WHEN e.ending = 'released' AND w.cancel_reason IS NULL
-                                AND t.twin_id IS NULL THEN NULL
+                                AND e.twin_id IS NULL THEN NULL
                            ELSE e.ended_at
                       END,
         error = CASE WHEN e.ending = 'succeeded' THEN NULL
                      WHEN e.ending = 'failed' THEN e.error
                      WHEN w.cancel_reason IS NOT NULL THEN w.cancel_reason
                      WHEN e.ending = 'cancelled' THEN e.error
-                     WHEN t.twin_id IS NOT NULL THEN
-                         'superseded by queued item ' || t.twin_id || ' with the same dedup key'
+                     WHEN e.twin_id IS NOT NULL THEN
+                         'superseded by queued item ' || e.twin_id || ' with the same dedup key'
                 END
     FROM ended AS e
-    LEFT JOIN LATERAL (
-        SELECT coalesce(
-                   (SELECT q.id
-                    FROM work_items AS q
-                    WHERE q.status = 'queued' AND q.kind = i.kind AND q.dedup_key = i.dedup_key),
-                   (SELECT max(o.id)
-                    FROM ended AS o
-                    JOIN work_items AS oi ON oi.id = o.id
-                    WHERE o.ending = 'released' AND o.id > i.id AND oi.cancel_reason IS NULL
-                      AND oi.kind = i.kind AND oi.dedup_key = i.dedup_key)
-               ) AS twin_id
-        FROM work_items AS i
-        WHERE e.ending = 'released' AND i.id = e.id AND i.dedup_key IS NOT NULL
-    ) AS t ON true
     WHERE w.id = e.id AND w.attempt = e.attempt AND w.status = 'running'
-    RETURNING w.id, w.status, t.twin_id, e.ending
+    RETURNING w.id, w.status, e.twin_id, e.ending
 )
 
 -- name: finish
@@ -83,9 +78,11 @@ finished AS (
 -- end_runs). One row when the lease was held: the item's new status, and the
 -- queued twin that superseded a release; no row when it was not.
 WITH ended AS (
-    SELECT $1::bigint AS id, $2::integer AS attempt, $4::text AS ending,
-           $5::jsonb AS progress, $6::text AS error, NULL::integer AS stalls,
-           $3::timestamptz AS ended_at
+    SELECT r.id, r.attempt, $4::text AS ending, $5::jsonb AS progress, $6::text AS error,
+           NULL::integer AS stalls, $3::timestamptz AS ended_at,
+           CASE WHEN $4::text = 'released' THEN {{queued_twin}} END AS twin_id
+    FROM work_items AS r
+    WHERE r.id = $1::bigint AND r.attempt = $2::integer
 ),
 {{end_runs}}
 SELECT status, twin_id FROM finished;
@@ -102,7 +99,7 @@ SELECT status, twin_id FROM finished;
 WITH ended AS (
     SELECT $5::bigint AS id, $6::integer AS attempt, 'succeeded'::text AS ending,
            $7::jsonb AS progress, NULL::text AS error, NULL::integer AS stalls,
-           $3::timestamptz AS ended_at
+           $3::timestamptz AS ended_at, NULL::bigint AS twin_id
 ),
 {{end_runs}},
 claimed AS (
@@ -132,7 +129,8 @@ LEFT JOIN claimed ON true;
 WITH ended AS (
     SELECT lease.id::bigint AS id, lease.attempt::integer AS attempt,
            'succeeded'::text AS ending, lease.progress::jsonb AS progress,
-           NULL::text AS error, NULL::integer AS stalls, $3::timestamptz AS ended_at
+           NULL::text AS error, NULL::integer AS stalls, $3::timestamptz AS ended_at,
+           NULL::bigint AS twin_id
     FROM unnest($5::text[], $6::text[], $7::text[]) AS lease(id, attempt, progress)
 ),
 {{end_runs}},
@@ -214,28 +212,35 @@ LEFT JOIN work_items AS w ON w.id = $1;
 --              stall counted (docs/adr/0018);
 --   failed     one more stall reaches max_stalls: the error says it stalled;
 --   released   with one more stall: back to queued, or superseded by a queued
---              twin (docs/adr/0004).
+--              twin (docs/adr/0004), or by a newer expired twin released in this
+--              same pass (of twins released together, the newest returns: its
+--              payload is the newest).
 -- SKIP LOCKED: items another recoverer (or a heartbeat) holds are left to the next
 -- pass.
 WITH expired AS (
-    SELECT id, attempt, progress, cancel_reason, stalls + 1 AS stalls
+    SELECT id, attempt, kind, dedup_key, progress, stalls + 1 AS stalls,
+           CASE WHEN cancel_reason IS NOT NULL THEN 'cancelled'
+                WHEN stalls + 1 >= $2::integer THEN 'failed'
+                ELSE 'released'
+           END AS ending
     FROM work_items
     WHERE status = 'running' AND lease_expires_at < $1::timestamptz
     FOR UPDATE SKIP LOCKED
 ),
 ended AS (
-    SELECT id, attempt,
-           CASE WHEN cancel_reason IS NOT NULL THEN 'cancelled'
-                WHEN stalls >= $2::integer THEN 'failed'
-                ELSE 'released'
-           END AS ending,
-           progress,
-           CASE WHEN cancel_reason IS NULL AND stalls >= $2::integer THEN
-               'stalled: lease expired ' || stalls || ' times (max stalls ' || $2::integer || ')'
+    SELECT r.id, r.attempt, r.ending, r.progress,
+           CASE WHEN r.ending = 'failed' THEN
+               'stalled: lease expired ' || r.stalls || ' times (max stalls ' || $2::integer || ')'
            END AS error,
-           CASE WHEN cancel_reason IS NULL THEN stalls END AS stalls,
-           $1::timestamptz AS ended_at
-    FROM expired
+           CASE WHEN r.ending <> 'cancelled' THEN r.stalls END AS stalls,
+           $1::timestamptz AS ended_at,
+           CASE WHEN r.ending = 'released' AND r.dedup_key IS NOT NULL THEN
+               coalesce({{queued_twin}},
+                        nullif(max(r.id) FILTER (WHERE r.ending = 'released')
+                                   OVER (PARTITION BY r.kind, r.dedup_key),
+                               r.id))
+           END AS twin_id
+    FROM expired AS r
 ),
 {{end_runs}}
 SELECT id, ending, status FROM finished;
