@@ -10,7 +10,7 @@ from workqueue.domain.cancel import (
     RequeueResult,
     cancel_reason_text,
 )
-from workqueue.domain.claim_order import claim_order, is_claimable, next_claimable
+from workqueue.domain.claim_order import claim_order, is_claimable, next_claimable, next_run_at
 from workqueue.domain.clock import Clock
 from workqueue.domain.dedup import MAX_DEDUP_KEY_LENGTH, check_dedup_key
 from workqueue.domain.errors import (
@@ -18,6 +18,8 @@ from workqueue.domain.errors import (
     InsideTransactionError,
     InvalidDedupKeyError,
     InvalidPayloadError,
+    InvalidPriorityError,
+    InvalidRunAtError,
     KindRegistryError,
     PayloadDefinitionError,
     StoreUnavailableError,
@@ -40,14 +42,28 @@ from workqueue.domain.schedule import PERIODIC_DEDUP_KEY, WorkSchedule
 from workqueue.domain.status import FINISHED_STATUSES, WorkStatus
 from workqueue.domain.storable import spelled_out, unstorable_character
 from workqueue.domain.store import LeaseProgress, RecoveryResult, WorkStore
+from workqueue.domain.timing import (
+    DEFAULT_PRIORITY,
+    MAX_PRIORITY,
+    MIN_PRIORITY,
+    When,
+    check_aware,
+    check_delay,
+    check_priority,
+    check_when,
+    run_at_of,
+)
 from workqueue.domain.tokens import RefreshTokenStore
 
 __all__ = [
     "DEFAULT_CANCEL_REASON",
     "DEFAULT_POLICY",
+    "DEFAULT_PRIORITY",
     "FINISHED_STATUSES",
     "LIVE_STATUSES",
     "MAX_DEDUP_KEY_LENGTH",
+    "MAX_PRIORITY",
+    "MIN_PRIORITY",
     "PERIODIC_DEDUP_KEY",
     "SNAPSHOT_JSON",
     "UNSUCCESSFUL_STATUSES",
@@ -60,6 +76,8 @@ __all__ = [
     "InsideTransactionError",
     "InvalidDedupKeyError",
     "InvalidPayloadError",
+    "InvalidPriorityError",
+    "InvalidRunAtError",
     "KindPolicy",
     "KindRegistryError",
     "Lease",
@@ -75,6 +93,7 @@ __all__ = [
     "StoreUnavailableError",
     "TokenCleanup",
     "UnknownKindError",
+    "When",
     "WorkContext",
     "WorkHandler",
     "WorkItem",
@@ -89,13 +108,19 @@ __all__ = [
     "WorkStatus",
     "WorkStore",
     "cancel_reason_text",
+    "check_aware",
     "check_dedup_key",
+    "check_delay",
+    "check_priority",
+    "check_when",
     "checked_payload_json",
     "claim_order",
     "is_claimable",
     "kind_name",
     "next_claimable",
+    "next_run_at",
     "progress_value",
+    "run_at_of",
     "spelled_out",
     "stalled_error",
     "superseded_error",

@@ -29,6 +29,8 @@ __all__ = [
     "InsideTransactionError",
     "InvalidDedupKeyError",
     "InvalidPayloadError",
+    "InvalidPriorityError",
+    "InvalidRunAtError",
     "KindRegistryError",
     "PayloadDefinitionError",
     "StoreUnavailableError",
@@ -70,6 +72,14 @@ class InvalidPayloadError(WorkQueueError, ValueError):
 
 class InvalidDedupKeyError(WorkQueueError, ValueError):
     """A dedup key that is empty, too long, or not text."""
+
+
+class InvalidPriorityError(WorkQueueError, ValueError):
+    """A priority that is not an integer from -100 to 100 (``domain/timing.py``)."""
+
+
+class InvalidRunAtError(WorkQueueError, ValueError):
+    """A ``run_at`` without a time zone, a negative ``delay``, or both (``domain/timing.py``)."""
 
 
 class KindRegistryError(WorkQueueError):

@@ -30,7 +30,10 @@ class WorkItem:
     """One row of ``work_items``.
 
     ``cancel_reason`` is set once a cancel was requested while the item ran (its
-    reason); the holder's heartbeat learns of it (docs/adr/0018).
+    reason); the holder's heartbeat learns of it (docs/adr/0018). ``priority``
+    (-100..100, larger first) and ``run_at`` (the time from which it is claimable;
+    its enqueue time unless the producer gave one) order and time its claims
+    (``domain/timing.py``, ``domain/claim_order.py``, docs/adr/0030).
     """
 
     id: int
@@ -41,6 +44,8 @@ class WorkItem:
     stalls: int
     dedup_key: str | None
     enqueued_at: datetime
+    priority: int
+    run_at: datetime
     started_at: datetime | None
     heartbeat_at: datetime | None
     lease_expires_at: datetime | None

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 from typing import Protocol
 
 from workqueue.domain.payload import WorkPayload
 from workqueue.domain.schedule import WorkSchedule
+from workqueue.domain.timing import DEFAULT_PRIORITY
 
 __all__ = ["EnqueueRequest", "EnqueueResult", "WorkQueue"]
 
@@ -31,24 +33,43 @@ class EnqueueResult:
 
 @dataclass(frozen=True, slots=True)
 class EnqueueRequest:
-    """One entry of a batch enqueue."""
+    """One entry of a batch enqueue: what :meth:`WorkQueue.enqueue` takes, as one value."""
 
     payload: WorkPayload
     dedup_key: str | None = None
+    priority: int = DEFAULT_PRIORITY
+    run_at: datetime | None = None
+    delay: timedelta | None = None
 
 
 class WorkQueue(Protocol):
     """Puts work into the queue. THE ONLY insert path into ``work_items``."""
 
-    async def enqueue(self, payload: WorkPayload, *, dedup_key: str | None = None) -> EnqueueResult:
+    async def enqueue(
+        self,
+        payload: WorkPayload,
+        *,
+        dedup_key: str | None = None,
+        priority: int = DEFAULT_PRIORITY,
+        run_at: datetime | None = None,
+        delay: timedelta | None = None,
+    ) -> EnqueueResult:
         """Insert a queued item (attempt 0, stalls 0) for ``payload``.
 
         With ``dedup_key``, an enqueue while a queued item of the same kind and key
-        exists is absorbed: nothing is inserted and that item's id is returned.
-        Running and finished items absorb nothing.
+        exists is absorbed: nothing is inserted and that item's id is returned (the
+        item keeps its own priority and run_at). Running and finished items absorb
+        nothing.
+
+        ``priority`` (-100..100, larger runs sooner) and ``run_at`` (a time with a time
+        zone) or ``delay`` (from now) time the item's claims (``domain/timing.py``):
+        it is not claimable before its run_at, which is now when neither is given.
 
         :raises InvalidPayloadError: if the payload does not validate against its model.
         :raises InvalidDedupKeyError: if the dedup key is empty or too long.
+        :raises InvalidPriorityError: if the priority is not an integer from -100 to 100.
+        :raises InvalidRunAtError: if run_at has no time zone, delay is negative, or
+            both are given.
         :raises StoreUnavailableError: if the store cannot be reached.
         """
         ...

@@ -68,12 +68,24 @@ class WorkStore(ABC):
     async def claim(
         self, kinds: Collection[str], *, worker_id: str, lease_duration: timedelta
     ) -> WorkItem | None:
-        """Take the next claimable item of one of ``kinds``, in claim order (oldest id first).
+        """Take the next claimable item of one of ``kinds``, in claim order.
 
+        Claimable: queued and due (``run_at`` at or before now); the order: the
+        highest priority first, then the oldest id (:mod:`workqueue.domain.claim_order`).
         Sets it running, increments attempt, stamps started_at, heartbeat_at,
         worker_id and lease_expires_at = now + lease_duration. Returns the claimed
-        item, or None when nothing of those kinds is queued. Concurrent claimers
+        item, or None when nothing of those kinds is claimable. Concurrent claimers
         never get the same item.
+        """
+        ...
+
+    @abstractmethod
+    async def next_run_at(self, kinds: Collection[str]) -> datetime | None:
+        """When the next queued item of ``kinds`` that is not yet due becomes claimable.
+
+        The earliest ``run_at`` after now among the queued items of those kinds, or
+        None when none waits: an idle worker sleeps until then at most
+        (:func:`~workqueue.domain.next_run_at`).
         """
         ...
 
