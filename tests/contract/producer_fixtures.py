@@ -268,9 +268,9 @@ class InATransactionEach:
         self._queue = queue
         self._open_transaction = open_transaction
 
-    async def enqueue(self, payload: WorkPayload, *, dedup_key: str | None = None) -> EnqueueResult:
+    async def enqueue(self, payload: WorkPayload, **options: Any) -> EnqueueResult:
         async with self._open_transaction():
-            return await self._queue.enqueue(payload, dedup_key=dedup_key)
+            return await self._queue.enqueue(payload, **options)
 
     async def enqueue_many(self, requests: Sequence[EnqueueRequest]) -> list[EnqueueResult]:
         async with self._open_transaction():
@@ -287,9 +287,9 @@ class InATransactionEachSync:
         self._connection = connection
         self._queue = PsycopgWorkQueue(connection, clock)
 
-    def enqueue(self, payload: WorkPayload, *, dedup_key: str | None = None) -> EnqueueResult:
+    def enqueue(self, payload: WorkPayload, **options: Any) -> EnqueueResult:
         with self._connection.transaction():
-            return self._queue.enqueue(payload, dedup_key=dedup_key)
+            return self._queue.enqueue(payload, **options)
 
     def enqueue_many(self, requests: Sequence[EnqueueRequest]) -> list[EnqueueResult]:
         with self._connection.transaction():

@@ -36,6 +36,7 @@ from workqueue.adapters.testing.contract import (
     DedupAcrossTransactionsContract,
     EnqueueContract,
     SyncProducerAsWorkQueue,
+    TimingContract,
 )
 from workqueue.domain import (
     EnqueueRequest,
@@ -47,7 +48,7 @@ from workqueue.domain import (
 )
 
 
-class TestAsyncQueueOnTheCallersConnection(EnqueueContract, ProducerFixtures):
+class TestAsyncQueueOnTheCallersConnection(EnqueueContract, TimingContract, ProducerFixtures):
     @pytest_asyncio.fixture
     async def queue(self, database_url: str, clock: FakeClock) -> AsyncIterator[WorkQueue]:
         connection = await asyncpg.connect(database_url)
@@ -57,14 +58,14 @@ class TestAsyncQueueOnTheCallersConnection(EnqueueContract, ProducerFixtures):
             await connection.close()
 
 
-class TestSyncQueueOnAPool(EnqueueContract, ProducerFixtures):
+class TestSyncQueueOnAPool(EnqueueContract, TimingContract, ProducerFixtures):
     @pytest.fixture
     def queue(self, database_url: str, clock: FakeClock) -> Iterator[WorkQueue]:
         with open_psycopg_pool(database_url) as pool:
             yield SyncProducerAsWorkQueue(PsycopgWorkQueue(pool, clock))
 
 
-class TestSyncQueueOnTheCallersConnection(EnqueueContract, ProducerFixtures):
+class TestSyncQueueOnTheCallersConnection(EnqueueContract, TimingContract, ProducerFixtures):
     @pytest.fixture
     def queue(self, database_url: str, clock: FakeClock) -> Iterator[WorkQueue]:
         with psycopg.connect(database_url) as connection:

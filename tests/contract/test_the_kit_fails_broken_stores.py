@@ -72,6 +72,17 @@ IN_MEMORY: dict[str, set[str]] = {
     "TestCancelsInTwoSteps": {
         "test_a_cancel_racing_a_claim_has_exactly_one_outcome",
     },
+    "TestClaimsWaitingItemsEarly": {
+        "test_an_item_with_a_delay_is_not_claimed_before_its_run_at",
+        "test_many_waiting_items_of_the_highest_priority_do_not_hold_up_a_claimable_one",
+    },
+    "TestIgnoresPriority": {
+        "test_a_claim_takes_the_highest_priority_first_then_the_oldest",
+        "test_an_item_that_becomes_due_is_ordered_by_its_priority_among_the_rest",
+    },
+    "TestNextRunAtOfEveryKind": {
+        "test_next_run_at_is_the_earliest_run_at_still_to_come_of_the_kinds",
+    },
 }
 ON_POSTGRES: dict[str, set[str]] = {
     "TestNewestFirstIgnoresFilters": {
@@ -99,6 +110,14 @@ ON_POSTGRES: dict[str, set[str]] = {
     },
     "TestHeartbeatManyFencedByIdAlone": {
         "test_a_lease_no_longer_held_is_lost_and_changes_nothing_beside_held_ones",
+    },
+    "TestNeverClaimsWaitingItems": {
+        "test_an_item_with_a_delay_is_not_claimed_before_its_run_at",
+        "test_concurrent_claimers_share_items_that_become_due_together",
+    },
+    "TestClaimsManyInFifoOrder": {
+        "test_complete_and_claim_many_claims_in_priority_order_among_due_items",
+        "test_complete_and_claim_many_hands_the_next_items_out_in_claim_order",
     },
 }
 

@@ -66,6 +66,7 @@ async def test_an_unavailable_state_fails_every_call_and_changes_nothing(
         queue.enqueue_many([EnqueueRequest(AlphaJob())]),
         queue.enqueue_if_due(WorkSchedule(payload=AlphaJob(), interval=LEASE)),
         store.claim(["contract_alpha"], worker_id="w", lease_duration=LEASE),
+        store.next_run_at(["contract_alpha"]),
         store.heartbeat(claimed.lease, progress=None, lease_duration=LEASE),
         store.finish(claimed.lease, RunOutcome.succeeded(None)),
         store.finish(claimed.lease, RunOutcome.failed("x", None)),

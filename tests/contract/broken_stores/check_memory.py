@@ -10,6 +10,7 @@ from stores import (
     CancelsInTwoSteps,
     CancelsRunningItemsAtOnce,
     ClaimsInTwoSteps,
+    ClaimsWaitingItemsEarly,
     DropsProgressOnReads,
     DueBySuccessesAlone,
     DueByTheNewestFinishAlone,
@@ -17,6 +18,8 @@ from stores import (
     HeartbeatManyAnswersAsOne,
     HeartbeatNeverAnswersCancel,
     IgnoresLeaseDuration,
+    IgnoresPriority,
+    NextRunAtOfEveryKind,
     RecoveryRequeuesCancelRequested,
     ReleaseForgetsStalls,
 )
@@ -85,3 +88,18 @@ class TestCancelsInTwoSteps(WorkQueueContractSuite, MemoryContractFixtures):
 class TestHeartbeatManyAnswersAsOne(WorkQueueContractSuite, MemoryContractFixtures):
     def make_store(self, state: InMemoryState, clock: FakeClock) -> WorkStore:
         return HeartbeatManyAnswersAsOne(state, clock)
+
+
+class TestClaimsWaitingItemsEarly(WorkQueueContractSuite, MemoryContractFixtures):
+    def make_store(self, state: InMemoryState, clock: FakeClock) -> WorkStore:
+        return ClaimsWaitingItemsEarly(state, clock)
+
+
+class TestIgnoresPriority(WorkQueueContractSuite, MemoryContractFixtures):
+    def make_store(self, state: InMemoryState, clock: FakeClock) -> WorkStore:
+        return IgnoresPriority(state, clock)
+
+
+class TestNextRunAtOfEveryKind(WorkQueueContractSuite, MemoryContractFixtures):
+    def make_store(self, state: InMemoryState, clock: FakeClock) -> WorkStore:
+        return NextRunAtOfEveryKind(state, clock)

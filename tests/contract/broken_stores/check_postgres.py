@@ -11,11 +11,13 @@ from __future__ import annotations
 import asyncpg
 from stores import (
     CancelsAfterReadingTheStatus,
+    ClaimsManyInFifoOrder,
     ClaimsWaitingForLocks,
     ClaimsWithoutSkipLocked,
     EnqueueIfDueLockedInTheInsert,
     EnqueueIfDueWithoutTheLock,
     HeartbeatManyFencedByIdAlone,
+    NeverClaimsWaitingItems,
     NewestFirstIgnoresFilters,
 )
 
@@ -29,6 +31,7 @@ from workqueue.adapters.testing.contract import (
     HeartbeatManyContract,
     ListingContract,
     ModelContract,
+    TimingContract,
 )
 from workqueue.adapters.testing.postgres import PostgresContractFixtures
 from workqueue.domain import WorkQueue, WorkStore
@@ -82,3 +85,15 @@ class TestCancelsAfterReadingTheStatus(CancelContract, HangGuard, PostgresContra
 class TestHeartbeatManyFencedByIdAlone(HeartbeatManyContract, HangGuard, PostgresContractFixtures):
     def make_store(self, pool: asyncpg.Pool, clock: FakeClock) -> WorkStore:
         return HeartbeatManyFencedByIdAlone(pool, clock)
+
+
+class TestNeverClaimsWaitingItems(
+    ClaimContract, TimingContract, HangGuard, PostgresContractFixtures
+):
+    def make_store(self, pool: asyncpg.Pool, clock: FakeClock) -> WorkStore:
+        return NeverClaimsWaitingItems(pool, clock)
+
+
+class TestClaimsManyInFifoOrder(TimingContract, HangGuard, PostgresContractFixtures):
+    def make_store(self, pool: asyncpg.Pool, clock: FakeClock) -> WorkStore:
+        return ClaimsManyInFifoOrder(pool, clock)

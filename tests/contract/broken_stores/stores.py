@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Collection, Sequence
 from dataclasses import replace
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from pydantic import JsonValue
 
@@ -30,6 +30,7 @@ from workqueue.domain import (
     EnqueueResult,
     HeartbeatAnswer,
     Lease,
+    LeaseProgress,
     ProgressSnapshot,
     RecoveryResult,
     RunEnding,
@@ -37,6 +38,7 @@ from workqueue.domain import (
     WorkItem,
     WorkSchedule,
     WorkStatus,
+    kind_name,
 )
 
 FIXED_LEASE = timedelta(seconds=60)
@@ -56,6 +58,40 @@ class IgnoresLeaseDuration(InMemoryWorkStore):
         self, lease: Lease, *, progress: JsonValue, lease_duration: timedelta
     ) -> HeartbeatAnswer:
         return await super().heartbeat(lease, progress=progress, lease_duration=FIXED_LEASE)
+
+
+class ClaimsWaitingItemsEarly(InMemoryWorkStore):
+    """Claims queued items whatever their run_at: a delayed item runs at once."""
+
+    async def claim(
+        self, kinds: Collection[str], *, worker_id: str, lease_duration: timedelta
+    ) -> WorkItem | None:
+        for item in list(self._state.items.values()):
+            if item.status is WorkStatus.QUEUED and item.run_at > self._clock.now():
+                self._state.write(replace(item, run_at=self._clock.now()))
+        return await super().claim(kinds, worker_id=worker_id, lease_duration=lease_duration)
+
+
+class IgnoresPriority(InMemoryWorkStore):
+    """Claims in FIFO order alone, as if every item had priority 0."""
+
+    async def claim(
+        self, kinds: Collection[str], *, worker_id: str, lease_duration: timedelta
+    ) -> WorkItem | None:
+        priorities = {item.id: item.priority for item in self._state.items.values()}
+        for item in list(self._state.items.values()):
+            self._state.write(replace(item, priority=0))
+        claimed = await super().claim(kinds, worker_id=worker_id, lease_duration=lease_duration)
+        for item in list(self._state.items.values()):
+            self._state.write(replace(item, priority=priorities[item.id]))
+        return None if claimed is None else self._state.items[claimed.id]
+
+
+class NextRunAtOfEveryKind(InMemoryWorkStore):
+    """Answers when the next waiting item of any kind is due, not only of those asked for."""
+
+    async def next_run_at(self, kinds: Collection[str]) -> datetime | None:
+        return await super().next_run_at({item.kind for item in self._state.items.values()})
 
 
 class DropsProgressOnReads(InMemoryWorkStore):
@@ -318,6 +354,52 @@ class _ClaimSql(PostgresWorkStore):
         )
         assert row is not None
         return bool(row["completed"]), None if row["id"] is None else work_item_from_row(row)
+
+
+class NeverClaimsWaitingItems(_ClaimSql):
+    """Claims only items that never waited: one enqueued with a delay is never claimed."""
+
+    claim_sql = _SQL["claim"].replace("AND run_at <= $3::timestamptz", "AND false")
+
+
+class ClaimsManyInFifoOrder(PostgresWorkStore):
+    """Completes and claims many in FIFO order among the candidates, priority aside."""
+
+    async def complete_and_claim_many(
+        self,
+        completions: Sequence[LeaseProgress],
+        *,
+        kinds: Collection[str],
+        worker_id: str,
+        lease_duration: timedelta,
+    ) -> list[tuple[bool, WorkItem | None]]:
+        statement = _SQL["complete_and_claim_many"].replace(
+            "SELECT id FROM candidate ORDER BY priority DESC, id",
+            "SELECT id FROM candidate ORDER BY id",
+        )
+        ids, attempts, progress = lease_columns(completions)
+        now = self._clock.now()
+        rows = await self._connection.fetch(
+            statement,
+            [kind_name(kind) for kind in kinds],
+            worker_id,
+            now,
+            now + lease_duration,
+            ids,
+            attempts,
+            progress,
+            len(completions),
+        )
+        held = {int(item_id) for item_id in rows[0]["completed"]}
+        items = sorted(
+            (work_item_from_row(row) for row in rows if row["id"] is not None),
+            key=lambda item: item.id,
+        )
+        claimed: list[WorkItem | None] = [*items, *[None] * (len(completions) - len(items))]
+        return [
+            (lease.item_id in held, following)
+            for (lease, _), following in zip(completions, claimed, strict=True)
+        ]
 
 
 class ClaimsWithoutSkipLocked(_ClaimSql):

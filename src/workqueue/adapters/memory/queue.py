@@ -3,23 +3,39 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from datetime import datetime, timedelta
+from typing import Any, NamedTuple
 
 from workqueue.adapters.memory.due import kind_is_due
 from workqueue.adapters.memory.state import InMemoryState
 from workqueue.domain import (
+    DEFAULT_PRIORITY,
     Clock,
     EnqueueRequest,
     EnqueueResult,
+    When,
     WorkItem,
     WorkPayload,
     WorkSchedule,
     WorkStatus,
     check_dedup_key,
+    check_priority,
+    check_when,
+    run_at_of,
 )
 from workqueue.domain.payload_check import checked_payload_json
 
 __all__ = ["InMemoryWorkQueue"]
+
+
+class _Checked(NamedTuple):
+    """A request once checked: what its row is written with."""
+
+    kind: str
+    payload: dict[str, Any]
+    dedup_key: str | None
+    priority: int
+    when: When
 
 
 class InMemoryWorkQueue:
@@ -37,16 +53,26 @@ class InMemoryWorkQueue:
         self._state = state
         self._clock = clock
 
-    async def enqueue(self, payload: WorkPayload, *, dedup_key: str | None = None) -> EnqueueResult:
+    async def enqueue(
+        self,
+        payload: WorkPayload,
+        *,
+        dedup_key: str | None = None,
+        priority: int = DEFAULT_PRIORITY,
+        run_at: datetime | None = None,
+        delay: timedelta | None = None,
+    ) -> EnqueueResult:
         """Insert a queued item for ``payload``, or return the queued item that absorbs it.
 
         :raises InvalidDedupKeyError: if ``dedup_key`` is empty, blank, too long or not text.
+        :raises InvalidPriorityError: if ``priority`` is not an integer from -100 to 100.
+        :raises InvalidRunAtError: if ``run_at`` is naive, ``delay`` negative, or both given.
         :raises InvalidPayloadError: if ``payload`` does not validate against its model.
         :raises StoreUnavailableError: if the state is marked unavailable.
         """
         self._state.check_available()
-        checked = self._check(EnqueueRequest(payload, dedup_key))
-        return self._insert_or_absorb(*checked)
+        checked = self._check(EnqueueRequest(payload, dedup_key, priority, run_at, delay))
+        return self._insert_or_absorb(checked)
 
     async def enqueue_many(self, requests: Sequence[EnqueueRequest]) -> list[EnqueueResult]:
         """Enqueue each request in order; a later request is absorbed by an earlier twin.
@@ -57,7 +83,7 @@ class InMemoryWorkQueue:
         """
         self._state.check_available()
         checked = [self._check(request) for request in requests]
-        return [self._insert_or_absorb(*entry) for entry in checked]
+        return [self._insert_or_absorb(entry) for entry in checked]
 
     async def enqueue_if_due(self, schedule: WorkSchedule) -> EnqueueResult | None:
         """Enqueue ``schedule``'s payload with its dedup key if its kind is due, else return None.
@@ -69,22 +95,23 @@ class InMemoryWorkQueue:
         :raises StoreUnavailableError: if the state is marked unavailable.
         """
         self._state.check_available()
-        kind, payload_json, dedup_key = self._check(
-            EnqueueRequest(schedule.payload, schedule.dedup_key)
-        )
-        if not kind_is_due(self._state.items.values(), kind, schedule.interval, self._clock.now()):
+        checked = self._check(EnqueueRequest(schedule.payload, schedule.dedup_key))
+        if not kind_is_due(
+            self._state.items.values(), checked.kind, schedule.interval, self._clock.now()
+        ):
             return None
-        return self._insert_or_absorb(kind, payload_json, dedup_key)
+        return self._insert_or_absorb(checked)
 
-    @staticmethod
-    def _check(request: EnqueueRequest) -> tuple[str, dict[str, Any], str | None]:
+    def _check(self, request: EnqueueRequest) -> _Checked:
+        """Check ``request`` as the real queues do: dedup key, priority, run_at, payload."""
         dedup_key = check_dedup_key(request.dedup_key)
+        priority = check_priority(request.priority)
+        when = check_when(request.run_at, request.delay)
         payload_json = checked_payload_json(request.payload)
-        return request.payload.kind_name(), payload_json, dedup_key
+        return _Checked(request.payload.kind_name(), payload_json, dedup_key, priority, when)
 
-    def _insert_or_absorb(
-        self, kind: str, payload_json: dict[str, Any], dedup_key: str | None
-    ) -> EnqueueResult:
+    def _insert_or_absorb(self, checked: _Checked) -> EnqueueResult:
+        kind, dedup_key = checked.kind, checked.dedup_key
         if dedup_key is not None:
             for item in self._state.items.values():
                 if (
@@ -93,15 +120,18 @@ class InMemoryWorkQueue:
                     and item.dedup_key == dedup_key
                 ):
                     return EnqueueResult(id=item.id, created=False)
+        now = self._clock.now()
         item = WorkItem(
             id=self._state.next_item_id(),
             kind=kind,
-            payload=payload_json,
+            payload=checked.payload,
             status=WorkStatus.QUEUED,
             attempt=0,
             stalls=0,
             dedup_key=dedup_key,
-            enqueued_at=self._clock.now(),
+            enqueued_at=now,
+            priority=checked.priority,
+            run_at=run_at_of(checked.when, now),
             started_at=None,
             heartbeat_at=None,
             lease_expires_at=None,

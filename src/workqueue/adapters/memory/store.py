@@ -68,6 +68,7 @@ from workqueue.domain import (
     WorkStore,
     kind_name,
     next_claimable,
+    next_run_at,
     progress_value,
     stalled_error,
 )
@@ -101,10 +102,10 @@ class InMemoryWorkStore(WorkStore):
         """
         self._state.check_available()
         wanted = {kind_name(kind) for kind in kinds}
-        item = next_claimable(self._state.items.values(), wanted)
+        now = self._clock.now()
+        item = next_claimable(self._state.items.values(), wanted, now)
         if item is None:
             return None
-        now = self._clock.now()
         return self._state.write(
             replace(
                 item,
@@ -116,6 +117,16 @@ class InMemoryWorkStore(WorkStore):
                 lease_expires_at=now + lease_duration,
             )
         )
+
+    async def next_run_at(self, kinds: Collection[str]) -> datetime | None:
+        """The earliest run_at after now of a queued item of ``kinds``
+        (:func:`~workqueue.domain.next_run_at`).
+
+        :raises StoreUnavailableError: if the state is marked unavailable.
+        """
+        self._state.check_available()
+        wanted = {kind_name(kind) for kind in kinds}
+        return next_run_at(self._state.items.values(), wanted, self._clock.now())
 
     async def heartbeat(
         self, lease: Lease, *, progress: JsonValue | ProgressSnapshot, lease_duration: timedelta

@@ -106,6 +106,7 @@ from workqueue.adapters.testing.contract.state_machine import (
 from workqueue.adapters.testing.contract.steps import LEASE, MAX_STALLS
 from workqueue.adapters.testing.contract.suite import WorkQueueContractSuite
 from workqueue.adapters.testing.contract.sync_producer import SyncProducer, SyncProducerAsWorkQueue
+from workqueue.adapters.testing.contract.timing import TimingContract
 from workqueue.adapters.testing.contract.tokens import RefreshTokenContract
 from workqueue.adapters.testing.contract.transactions import (
     CallerTransactionContract,
@@ -166,6 +167,7 @@ __all__ = [
     "StoreSubject",
     "SyncProducer",
     "SyncProducerAsWorkQueue",
+    "TimingContract",
     "WorkQueueContractSuite",
     "empty_through_the_api",
     "fail_if_hung",

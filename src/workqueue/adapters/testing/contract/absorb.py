@@ -29,8 +29,11 @@ def fresh_item(
     *,
     enqueued_at: datetime,
     dedup_key: str | None = None,
+    priority: int = 0,
+    run_at: datetime | None = None,
 ) -> WorkItem:
-    """The row an enqueue makes: queued, attempt 0, stalls 0, nothing else but the stamp."""
+    """The row an enqueue makes: queued, attempt 0, stalls 0, nothing else but the stamp,
+    the priority and the run_at (the stamp when not given)."""
     return WorkItem(
         id=item_id,
         kind=kind,
@@ -40,6 +43,8 @@ def fresh_item(
         stalls=0,
         dedup_key=dedup_key,
         enqueued_at=enqueued_at,
+        priority=priority,
+        run_at=enqueued_at if run_at is None else run_at,
         started_at=None,
         heartbeat_at=None,
         lease_expires_at=None,

@@ -32,6 +32,8 @@ class Backdoor(Protocol):
         stalls: int = 0,
         dedup_key: str | None = None,
         enqueued_at: datetime | None = None,
+        priority: int = 0,
+        run_at: datetime | None = None,
         started_at: datetime | None = None,
         heartbeat_at: datetime | None = None,
         lease_expires_at: datetime | None = None,
@@ -42,8 +44,10 @@ class Backdoor(Protocol):
     ) -> int:
         """Insert a row exactly as given and return its new id (ids keep growing).
 
-        Defaults make a fresh queued item: payload ``{}``, attempt 0, stalls 0, and
-        ``enqueued_at`` the clock's now when None. No field is checked or derived.
+        Defaults make a fresh queued item: payload ``{}``, attempt 0, stalls 0,
+        ``enqueued_at`` the clock's now when None, priority 0, and ``run_at`` its
+        ``enqueued_at`` when None. No field is checked or derived (a store may keep
+        columns of its own beside them, derived as its enqueue would).
         """
         ...
 

@@ -287,3 +287,30 @@ class ClaimContract:
                 stored = await backdoor.read_item(item.id)
                 assert stored == item, f"round {round_number + 1}: item {item.id} was claimed twice"
                 assert await store.finish(item.lease, RunOutcome.succeeded(None))
+
+    async def test_concurrent_claimers_share_items_that_become_due_together(
+        self, queue: WorkQueue, store_factory: StoreFactory, backdoor: Backdoor, clock: FakeClock
+    ) -> None:
+        await queue.enqueue_many(
+            [
+                EnqueueRequest(AlphaJob(number=n), priority=n % 3, delay=timedelta(minutes=1))
+                for n in range(self.concurrent_items)
+            ]
+        )
+        stores = [await store_factory() for _ in range(self.concurrent_claimers)]
+        await clock.advance(60)
+        claims: list[int] = []
+
+        async def claim_until_empty(claimer: WorkStore, worker_id: str) -> None:
+            while item := await claimer.claim(ALL_KINDS, worker_id=worker_id, lease_duration=LEASE):
+                claims.append(item.id)
+                await asyncio.sleep(0)
+                assert await claimer.finish(item.lease, RunOutcome.succeeded(None))
+
+        await asyncio.gather(
+            *(claim_until_empty(claimer, f"claimer-{n}") for n, claimer in enumerate(stores))
+        )
+
+        assert len(claims) == len(set(claims)) == self.concurrent_items
+        items = await backdoor.all_items()
+        assert all(item.status is WorkStatus.SUCCEEDED and item.attempt == 1 for item in items)

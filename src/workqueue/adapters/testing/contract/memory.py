@@ -62,6 +62,8 @@ class MemoryBackdoor:
         stalls: int = 0,
         dedup_key: str | None = None,
         enqueued_at: datetime | None = None,
+        priority: int = 0,
+        run_at: datetime | None = None,
         started_at: datetime | None = None,
         heartbeat_at: datetime | None = None,
         lease_expires_at: datetime | None = None,
@@ -70,6 +72,7 @@ class MemoryBackdoor:
         progress: JsonValue = None,
         error: str | None = None,
     ) -> int:
+        enqueued = self._clock.now() if enqueued_at is None else enqueued_at
         item = WorkItem(
             id=self._state.next_item_id(),
             kind=kind_name(kind),
@@ -78,7 +81,9 @@ class MemoryBackdoor:
             attempt=attempt,
             stalls=stalls,
             dedup_key=dedup_key,
-            enqueued_at=self._clock.now() if enqueued_at is None else enqueued_at,
+            enqueued_at=enqueued,
+            priority=priority,
+            run_at=enqueued if run_at is None else run_at,
             started_at=started_at,
             heartbeat_at=heartbeat_at,
             lease_expires_at=lease_expires_at,

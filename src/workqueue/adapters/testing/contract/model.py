@@ -82,6 +82,8 @@ class QueueModel:
         now: datetime,
         *,
         new_id: int,
+        priority: int = 0,
+        run_at: datetime | None = None,
     ) -> EnqueueResult:
         """The result an enqueue must have; ``new_id`` is the id the store gave, if it created."""
         twin = self._queued_twin(kind, dedup_key, besides=None)
@@ -96,6 +98,8 @@ class QueueModel:
             stalls=0,
             dedup_key=dedup_key,
             enqueued_at=now,
+            priority=priority,
+            run_at=now if run_at is None else run_at,
             started_at=None,
             heartbeat_at=None,
             lease_expires_at=None,
@@ -110,7 +114,7 @@ class QueueModel:
         self, kinds: Collection[str], worker_id: str, now: datetime, lease: timedelta
     ) -> WorkItem | None:
         """The item a claim must return, now running, or None (the domain's claim order)."""
-        item = next_claimable(self.items.values(), kinds)
+        item = next_claimable(self.items.values(), kinds, now)
         if item is None:
             return None
         self.items[item.id] = replace(

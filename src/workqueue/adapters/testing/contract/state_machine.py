@@ -72,6 +72,7 @@ from workqueue.domain import (
     WorkSchedule,
     WorkStatus,
     WorkStore,
+    next_run_at,
 )
 
 __all__ = [
@@ -109,6 +110,9 @@ CloseSubject = Callable[[StoreSubject], Awaitable[None]]
 KINDS = [kind.value for kind in ContractKind]
 DEDUP_KEYS = st.none() | st.sampled_from(["daily", "hourly"])
 LEASES = st.sampled_from([SHORT_LEASE, LEASE, LONG_LEASE])
+PRIORITIES = st.sampled_from([-100, -1, 0, 3, 100])
+# Delays line up with the clock's steps, so an item becomes due exactly at a step.
+DELAYS = st.sampled_from([timedelta(0), timedelta(seconds=1), timedelta(seconds=30)])
 PROGRESS: st.SearchStrategy[JsonValue] = st.none() | st.builds(
     lambda step: {"step": step}, st.integers(0, 9)
 )
@@ -176,6 +180,34 @@ class StoreRules(RuleBasedStateMachine):
         )
         assert result == expected
 
+    @rule(
+        payload=payloads(),
+        dedup_key=DEDUP_KEYS,
+        priority=PRIORITIES,
+        delay=DELAYS,
+    )
+    def enqueue_with_a_priority_and_a_delay(
+        self, payload: WorkPayload, dedup_key: str | None, priority: int, delay: timedelta
+    ) -> None:
+        result = self.run(
+            self.subject.queue.enqueue(payload, dedup_key=dedup_key, priority=priority, delay=delay)
+        )
+        expected = self.model.enqueue(
+            payload.kind_name(),
+            payload.to_json(),
+            dedup_key,
+            self.now,
+            new_id=result.id,
+            priority=priority,
+            run_at=self.now + delay,
+        )
+        assert result == expected
+
+    @rule(kinds=st.sets(st.sampled_from(KINDS), min_size=1))
+    def ask_when_the_next_waiting_item_is_due(self, kinds: set[str]) -> None:
+        answer = self.run(self.subject.store.next_run_at(sorted(kinds)))
+        assert answer == next_run_at(self.model.rows(), kinds, self.now)
+
     def running_keyed_items(self) -> list[WorkItem]:
         return [
             item
@@ -192,9 +224,19 @@ class StoreRules(RuleBasedStateMachine):
         payload = data.draw(PAYLOADS_BY_KIND[running.kind])
         self.enqueue(payload, running.dedup_key)
 
-    @rule(batch=st.lists(st.tuples(payloads(), DEDUP_KEYS), max_size=4))
-    def enqueue_many(self, batch: list[tuple[WorkPayload, str | None]]) -> None:
-        requests = [EnqueueRequest(payload, dedup_key) for payload, dedup_key in batch]
+    @rule(
+        batch=st.lists(
+            st.tuples(payloads(), DEDUP_KEYS, PRIORITIES | st.just(0), DELAYS | st.none()),
+            max_size=4,
+        )
+    )
+    def enqueue_many(
+        self, batch: list[tuple[WorkPayload, str | None, int, timedelta | None]]
+    ) -> None:
+        requests = [
+            EnqueueRequest(payload, dedup_key, priority, delay=delay)
+            for payload, dedup_key, priority, delay in batch
+        ]
         results = self.run(self.subject.queue.enqueue_many(requests))
         assert len(results) == len(requests)
         for request, result in zip(requests, results, strict=True):
@@ -204,6 +246,8 @@ class StoreRules(RuleBasedStateMachine):
                 request.dedup_key,
                 self.now,
                 new_id=result.id,
+                priority=request.priority,
+                run_at=None if request.delay is None else self.now + request.delay,
             )
             assert result == expected
 

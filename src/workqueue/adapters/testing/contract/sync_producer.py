@@ -21,9 +21,16 @@ import asyncio
 import contextlib
 import threading
 from collections.abc import Callable, Sequence
+from datetime import datetime, timedelta
 from typing import Any, Protocol, TypeVar
 
-from workqueue.domain import EnqueueRequest, EnqueueResult, WorkPayload, WorkSchedule
+from workqueue.domain import (
+    DEFAULT_PRIORITY,
+    EnqueueRequest,
+    EnqueueResult,
+    WorkPayload,
+    WorkSchedule,
+)
 
 __all__ = ["SyncProducer", "SyncProducerAsWorkQueue", "in_a_thread"]
 
@@ -67,7 +74,15 @@ async def in_a_thread(function: Callable[..., T], /, *args: Any, **kwargs: Any) 
 class SyncProducer(Protocol):
     """What a sync producer offers: the WorkQueue's two enqueues, not awaitable."""
 
-    def enqueue(self, payload: WorkPayload, *, dedup_key: str | None = None) -> EnqueueResult:
+    def enqueue(
+        self,
+        payload: WorkPayload,
+        *,
+        dedup_key: str | None = None,
+        priority: int = DEFAULT_PRIORITY,
+        run_at: datetime | None = None,
+        delay: timedelta | None = None,
+    ) -> EnqueueResult:
         """As :meth:`workqueue.domain.WorkQueue.enqueue`."""
         ...
 
@@ -85,9 +100,24 @@ class SyncProducerAsWorkQueue:
     def __init__(self, producer: SyncProducer) -> None:
         self.producer = producer
 
-    async def enqueue(self, payload: WorkPayload, *, dedup_key: str | None = None) -> EnqueueResult:
+    async def enqueue(
+        self,
+        payload: WorkPayload,
+        *,
+        dedup_key: str | None = None,
+        priority: int = DEFAULT_PRIORITY,
+        run_at: datetime | None = None,
+        delay: timedelta | None = None,
+    ) -> EnqueueResult:
         """``producer.enqueue``, in a thread; its result or its error."""
-        return await in_a_thread(self.producer.enqueue, payload, dedup_key=dedup_key)
+        return await in_a_thread(
+            self.producer.enqueue,
+            payload,
+            dedup_key=dedup_key,
+            priority=priority,
+            run_at=run_at,
+            delay=delay,
+        )
 
     async def enqueue_many(self, requests: Sequence[EnqueueRequest]) -> list[EnqueueResult]:
         """``producer.enqueue_many``, in a thread; its result or its error."""

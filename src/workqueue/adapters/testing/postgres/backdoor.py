@@ -41,7 +41,8 @@ class PostgresBackdoor:
     row lock for the claim contract's skip-locked test.
 
     :param pool: a pool on the database under test (any asyncpg pool; no codecs needed).
-    :param clock: where ``enqueued_at`` comes from when not given.
+    :param clock: where ``enqueued_at`` comes from when not given, and the now against
+        which a queued item's ``run_at`` is still to come (the store's ``delayed``).
     """
 
     def __init__(self, pool: asyncpg.Pool, clock: Clock) -> None:
@@ -58,6 +59,8 @@ class PostgresBackdoor:
         stalls: int = 0,
         dedup_key: str | None = None,
         enqueued_at: datetime | None = None,
+        priority: int = 0,
+        run_at: datetime | None = None,
         started_at: datetime | None = None,
         heartbeat_at: datetime | None = None,
         lease_expires_at: datetime | None = None,
@@ -66,6 +69,7 @@ class PostgresBackdoor:
         progress: JsonValue = None,
         error: str | None = None,
     ) -> int:
+        enqueued = self._clock.now() if enqueued_at is None else enqueued_at
         item_id: int = await self._pool.fetchval(
             _SQL["insert_item"],
             kind_name(kind),
@@ -74,7 +78,7 @@ class PostgresBackdoor:
             attempt,
             stalls,
             dedup_key,
-            self._clock.now() if enqueued_at is None else enqueued_at,
+            enqueued,
             started_at,
             heartbeat_at,
             lease_expires_at,
@@ -82,6 +86,9 @@ class PostgresBackdoor:
             worker_id,
             None if progress is None else json.dumps(progress),
             error,
+            priority,
+            enqueued if run_at is None else run_at,
+            self._clock.now(),
         )
         return item_id
 
