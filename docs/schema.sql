@@ -2,7 +2,7 @@
 -- Generated from the catalog by workqueue.adapters.postgres.schema; do not edit by hand:
 --   python -m workqueue.adapters.postgres.schema --database-url URL --write docs/schema.sql
 -- tests/integration/test_schema_doc.py fails when this file is stale.
--- Migrations applied: 0001_work_items, 0002_refresh_tokens, 0003_claim_in_fifo_order, 0004_monitoring_indexes, 0005_cancelled_items.
+-- Migrations applied: 0001_work_items, 0002_refresh_tokens, 0003_claim_in_fifo_order, 0004_monitoring_indexes, 0005_cancelled_items, 0006_delays_and_priorities.
 
 CREATE TABLE refresh_tokens (
     id bigint NOT NULL GENERATED ALWAYS AS IDENTITY,
@@ -43,8 +43,12 @@ CREATE TABLE work_items (
     progress jsonb,
     error text,
     cancel_reason text,
+    priority smallint NOT NULL DEFAULT 0,
+    run_at timestamp with time zone NOT NULL,
+    delayed boolean NOT NULL DEFAULT false,
     CONSTRAINT work_items_attempt_check CHECK ((attempt >= 0)),
     CONSTRAINT work_items_pkey PRIMARY KEY (id),
+    CONSTRAINT work_items_priority_range CHECK (((priority >= '-100'::integer) AND (priority <= 100))),
     CONSTRAINT work_items_stalls_check CHECK ((stalls >= 0)),
     CONSTRAINT work_items_status_check CHECK ((status = ANY (ARRAY['queued'::text, 'running'::text, 'succeeded'::text, 'failed'::text, 'cancelled'::text])))
 ) WITH (fillfactor=80, autovacuum_vacuum_scale_factor=0.02, autovacuum_analyze_scale_factor=0.02, autovacuum_vacuum_cost_delay=0);
@@ -65,14 +69,21 @@ COMMENT ON COLUMN work_items.worker_id IS 'The worker that claimed the latest at
 COMMENT ON COLUMN work_items.progress IS 'The latest JSON progress snapshot of the handler; kept across attempts. Written by heartbeat, complete, fail and release; read by the executor on the next attempt and by the status view. Not indexed, so heartbeats stay HOT.';
 COMMENT ON COLUMN work_items.error IS 'Why the item failed or was cancelled: the handler''s error, a stall, being superseded by a queued twin, or the cancel''s reason. Written by fail, cancel, release and lease recovery; read by the status view.';
 COMMENT ON COLUMN work_items.cancel_reason IS 'A cancel requested while the item was running: its reason; null when none was. Written by cancel; returned by every heartbeat (so the holder learns of it) and read by lease recovery, which ends such an item cancelled. Not indexed, so heartbeats stay HOT.';
-CREATE INDEX work_items_claim ON public.work_items USING btree (id) WHERE (status = 'queued'::text);
-COMMENT ON INDEX work_items_claim IS 'Claim: the queued ids in FIFO order, for any set of kinds. Partial on queued, so finished rows cost nothing.';
+COMMENT ON COLUMN work_items.priority IS 'From -100 to 100, given at enqueue (default 0); a claim takes the highest first, then the oldest id.';
+COMMENT ON COLUMN work_items.run_at IS 'When the item becomes claimable: given at enqueue as a time or a delay, else the enqueue time.';
+COMMENT ON COLUMN work_items.delayed IS 'True while a queued item is kept out of the claim index: written by an enqueue whose run_at is still to come, cleared by the first claim that finds it due.';
+CREATE INDEX work_items_claim ON public.work_items USING btree (priority DESC, id) WHERE ((status = 'queued'::text) AND (NOT delayed));
+COMMENT ON INDEX work_items_claim IS 'Claim: the queued items not waiting for their run_at, in claim order (priority DESC, id), for any set of kinds.';
+CREATE INDEX work_items_delayed ON public.work_items USING btree (kind, run_at) WHERE ((status = 'queued'::text) AND delayed);
+COMMENT ON INDEX work_items_delayed IS 'Queued items waiting for their run_at, by kind: when the next of some kinds becomes due.';
+CREATE INDEX work_items_due ON public.work_items USING btree (run_at) WHERE ((status = 'queued'::text) AND delayed);
+COMMENT ON INDEX work_items_due IS 'Queued items waiting for their run_at, by run_at: what a claim finds due, of any kind.';
 CREATE INDEX work_items_finished_by_kind ON public.work_items USING btree (kind, status) WHERE (status <> ALL (ARRAY['queued'::text, 'running'::text]));
 COMMENT ON INDEX work_items_finished_by_kind IS 'Admin view and metrics: how many finished items each kind has in each final status (index-only).';
 CREATE INDEX work_items_newest_finished ON public.work_items USING btree (kind, finished_at) WHERE (status <> ALL (ARRAY['queued'::text, 'running'::text]));
 COMMENT ON INDEX work_items_newest_finished IS 'Due-ness: the newest finished item of a kind (any final status).';
 CREATE INDEX work_items_queued_by_kind ON public.work_items USING btree (kind, id) WHERE (status = 'queued'::text);
-COMMENT ON INDEX work_items_queued_by_kind IS 'Due-ness (is an item of a kind queued), and claims of a kind that is rare in the backlog.';
+COMMENT ON INDEX work_items_queued_by_kind IS 'Due-ness (is an item of a kind queued), and the admin view: counts, oldest and pages of queued items.';
 CREATE UNIQUE INDEX work_items_queued_dedup_key ON public.work_items USING btree (kind, dedup_key) WHERE ((status = 'queued'::text) AND (dedup_key IS NOT NULL));
 COMMENT ON INDEX work_items_queued_dedup_key IS 'Dedup: no two queued items share kind and dedup key. Read by enqueue (ON CONFLICT), release and lease recovery.';
 CREATE INDEX work_items_retention ON public.work_items USING btree (finished_at) WHERE (status <> ALL (ARRAY['queued'::text, 'running'::text]));
@@ -83,6 +94,17 @@ CREATE INDEX work_items_stalled ON public.work_items USING btree (kind) WHERE (s
 COMMENT ON INDEX work_items_stalled IS 'Metrics: the stalls counted on items seen lately (partial on stalls > 0, so it stays small).';
 CREATE INDEX work_items_unsuccessful ON public.work_items USING btree (finished_at, id) WHERE (status <> ALL (ARRAY['queued'::text, 'running'::text, 'succeeded'::text]));
 COMMENT ON INDEX work_items_unsuccessful IS 'Admin view and metrics: the latest items that ended without success, and how many did since a moment.';
+CREATE STATISTICS public.work_items_status_and_kind (mcv) ON kind, status FROM work_items;
+CREATE OR REPLACE FUNCTION public.work_items_run_at_from_enqueued_at()
+ RETURNS trigger
+ LANGUAGE plpgsql
+AS $function$
+BEGIN
+    NEW.run_at := NEW.enqueued_at;
+    RETURN NEW;
+END
+$function$;
+CREATE TRIGGER work_items_run_at_defaults_to_enqueued_at BEFORE INSERT ON public.work_items FOR EACH ROW WHEN ((new.run_at IS NULL)) EXECUTE FUNCTION work_items_run_at_from_enqueued_at();
 
 CREATE TABLE workqueue_migrations (
     version integer NOT NULL,

@@ -48,6 +48,10 @@ class MeteredWorkStore(WorkStore):
         self.calls["claim"] += 1
         return await self.inner.claim(kinds, worker_id=worker_id, lease_duration=lease_duration)
 
+    async def next_run_at(self, kinds: Collection[str]) -> datetime | None:
+        self.calls["next_run_at"] += 1
+        return await self.inner.next_run_at(kinds)
+
     async def heartbeat(
         self, lease: Lease, *, progress: JsonValue, lease_duration: timedelta
     ) -> HeartbeatAnswer:

@@ -165,6 +165,18 @@ async def count_rows(url: str) -> int:
             ["token_cleanup", "--dedup-key", "k" * (MAX_DEDUP_KEY_LENGTH + 1)],
             f"the limit is {MAX_DEDUP_KEY_LENGTH}",
         ),
+        (["token_cleanup", "--priority", "101"], "priority must be from -100 to 100, not 101"),
+        (["token_cleanup", "--priority", "-101"], "priority must be from -100 to 100, not -101"),
+        (
+            ["token_cleanup", "--run-at", "2030-01-01T09:00:00"],
+            "run_at must have a time zone, not the naive time 2030-01-01T09:00:00",
+        ),
+        (
+            ["token_cleanup", "--run-at", "next tuesday"],
+            "--run-at 'next tuesday' is not an ISO 8601 time",
+        ),
+        (["token_cleanup", "--delay=-5m"], "delay must not be negative, not -300 seconds"),
+        (["token_cleanup", "--delay", "soon"], "--delay 'soon': expected a duration like 30s"),
     ],
 )
 def test_bad_input_at_the_command_line_is_one_line_exit_two_and_nothing_written(
@@ -180,3 +192,62 @@ def test_bad_input_at_the_command_line_is_one_line_exit_two_and_nothing_written(
     assert message in err.getvalue()
     assert err.getvalue().count("\n") == 1
     assert asyncio.run(count_rows(clean_environment)) == 0
+
+
+async def read_timing(url: str, item_id: int) -> tuple[int, float]:
+    connection = await asyncpg.connect(url)
+    try:
+        row = await connection.fetchrow(
+            "SELECT priority, extract(epoch FROM run_at - enqueued_at) AS wait"
+            " FROM work_items WHERE id = $1",
+            item_id,
+        )
+    finally:
+        await connection.close()
+    assert row is not None
+    return row["priority"], float(row["wait"])
+
+
+@pytest.mark.parametrize(
+    ("argv", "priority", "wait"),
+    [
+        (["--priority", "-100"], -100, 0.0),
+        (["--priority", "100", "--delay", "90"], 100, 90.0),
+        (["--delay", "2h"], 0, 7200.0),
+        (["--delay", "PT5M"], 0, 300.0),
+    ],
+)
+def test_an_enqueue_at_the_command_line_takes_a_priority_and_a_delay(
+    clean_environment: str, argv: list[str], priority: int, wait: float
+) -> None:
+    out, err = io.StringIO(), io.StringIO()
+
+    status = main(["enqueue", "token_cleanup", *argv], out=out, err=err)
+
+    assert (status, err.getvalue()) == (0, "")
+    item_id = int(out.getvalue().split()[2])
+    assert asyncio.run(read_timing(clean_environment, item_id)) == (priority, wait)
+
+
+def test_an_enqueue_at_the_command_line_takes_a_run_at_with_its_time_zone(
+    clean_environment: str,
+) -> None:
+    out, err = io.StringIO(), io.StringIO()
+
+    status = main(
+        ["enqueue", "token_cleanup", "--run-at", "2099-12-24T18:00:00+01:00"], out=out, err=err
+    )
+
+    assert (status, err.getvalue()) == (0, "")
+    item_id = int(out.getvalue().split()[2])
+
+    async def run_at() -> object:
+        connection = await asyncpg.connect(clean_environment)
+        try:
+            return await connection.fetchval(
+                "SELECT run_at = '2099-12-24T17:00:00Z' FROM work_items WHERE id = $1", item_id
+            )
+        finally:
+            await connection.close()
+
+    assert asyncio.run(run_at()) is True

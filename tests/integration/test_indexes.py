@@ -23,6 +23,7 @@ from workqueue.adapters.testing.contract.kinds import AlphaJob, ContractKind
 
 HEARTBEAT_COLUMNS = ("heartbeat_at", "lease_expires_at", "progress")
 FINISHED_ROWS = 1_000_000
+WAITING_ROWS = 1_000_000
 LEASE = timedelta(seconds=60)
 STORE_SQL = load_statements("store.sql")
 QUEUE_SQL = load_statements("queue.sql")
@@ -108,6 +109,19 @@ async def fill_with_finished_items(url: str) -> None:
             FakeClock().now() - timedelta(days=60),
             FINISHED_ROWS,
         )
+        # Waiting ahead of everything: the highest priority, due tomorrow.
+        await connection.execute(
+            """
+            INSERT INTO work_items (kind, payload, status, attempt, enqueued_at, priority, run_at,
+                                    delayed)
+            SELECT $1, '{}', 'queued', 0, $2::timestamptz, 100, $2::timestamptz + interval '1 day',
+                   true
+            FROM generate_series(1, $3::integer) AS n
+            """,
+            ContractKind.GAMMA.value,
+            FakeClock().now(),
+            WAITING_ROWS,
+        )
         await connection.execute("VACUUM ANALYZE work_items")
     finally:
         await connection.close()
@@ -118,7 +132,8 @@ def crowded_database_url(
     migrated_database_factory: Callable[[str], str],
     run_in_fresh_loop: Callable[[Callable[[], Awaitable[None]]], None],
 ) -> str:
-    """A migrated database holding a million finished items, shared by this module's tests.
+    """A migrated database holding a million finished items and a million waiting for their
+    run_at (of another kind, at the highest priority), shared by this module's tests.
 
     The tests only read it, or write inside transactions they roll back.
     """
@@ -177,11 +192,12 @@ def pages_touched(plan: dict[str, Any]) -> int:
 async def test_a_claim_reads_the_claim_index_and_few_pages_beside_a_million_finished_items(
     crowded_database_url: str,
 ) -> None:
+    # ... and a million items of a kind it serves waiting ahead of it, due tomorrow.
     now = FakeClock().now()
     plan = await explain(
         crowded_database_url,
         STORE_SQL["claim"],
-        [ContractKind.ALPHA.value, ContractKind.BETA.value],
+        [ContractKind.ALPHA.value, ContractKind.BETA.value, ContractKind.GAMMA.value],
         "worker",
         now,
         now + LEASE,
@@ -191,8 +207,23 @@ async def test_a_claim_reads_the_claim_index_and_few_pages_beside_a_million_fini
     )
 
     assert ("Index Scan", "work_items_claim") in scans(plan)
+    assert ("Index Scan", "work_items_due") in scans(plan)
     assert not any(node_type == "Seq Scan" for node_type, _ in scans(plan))
     # The table has tens of thousands of pages; a claim touches a handful.
+    assert pages_touched(plan) < 100
+
+
+async def test_next_run_at_reads_one_index_probe_per_kind_beside_a_million_waiting_items(
+    crowded_database_url: str,
+) -> None:
+    plan = await explain(
+        crowded_database_url,
+        STORE_SQL["next_run_at"],
+        [ContractKind.ALPHA.value, ContractKind.GAMMA.value],
+        FakeClock().now(),
+    )
+
+    assert {scan for scan in scans(plan)} == {("Index Only Scan", "work_items_delayed")}
     assert pages_touched(plan) < 100
 
 

@@ -36,7 +36,7 @@ def test_docs_schema_sql_matches_a_freshly_migrated_database(database_url: str) 
 async def add_a_column_behind_the_documents_back(url: str) -> None:
     connection = await asyncpg.connect(url)
     try:
-        await connection.execute("ALTER TABLE work_items ADD COLUMN priority integer")
+        await connection.execute("ALTER TABLE work_items ADD COLUMN weight integer")
     finally:
         await connection.close()
 
@@ -48,7 +48,7 @@ def test_the_comparison_reports_a_schema_change_that_was_not_regenerated(
 
     difference = schema_difference(SCHEMA_DOC.read_text(encoding="utf-8"), describe(database_url))
 
-    assert "+    priority integer," in difference.splitlines()
+    assert "+    weight integer," in difference.splitlines()
 
 
 def test_the_check_command_fails_on_a_stale_document(

@@ -465,6 +465,9 @@ class Recording(WorkStore):
     async def claim(self, *args: Any, **kwargs: Any) -> Any:
         return self._answer("claim", *args, **kwargs)
 
+    async def next_run_at(self, *args: Any, **kwargs: Any) -> Any:
+        return self._answer("next_run_at", *args, **kwargs)
+
     async def heartbeat(self, *args: Any, **kwargs: Any) -> Any:
         return self._answer("heartbeat", *args, **kwargs)
 
@@ -501,6 +504,7 @@ class Recording(WorkStore):
 
 ANSWERS: dict[str, object] = {
     "claim": None,
+    "next_run_at": datetime(2026, 1, 2, tzinfo=UTC),
     "heartbeat": True,
     "heartbeat_many": [HeartbeatAnswer.HELD],
     "finish": True,
@@ -522,6 +526,7 @@ async def test_every_call_is_passed_on_as_made_and_answered_as_the_store_answere
     cutoff = datetime(2026, 1, 1, tzinfo=UTC)
     made = [
         ("claim", store.claim(["k"], worker_id="w", lease_duration=LEASE)),
+        ("next_run_at", store.next_run_at(["k"])),
         ("heartbeat", store.heartbeat(lease, progress={"p": 1}, lease_duration=LEASE)),
         ("heartbeat_many", store.heartbeat_many([(lease, {"p": 0})], lease_duration=LEASE)),
         ("finish", store.finish(lease, RunOutcome.succeeded({"p": 2}))),
@@ -555,6 +560,7 @@ async def test_every_call_is_passed_on_as_made_and_answered_as_the_store_answere
 
     assert inner.calls == [
         ("claim", (["k"],), {"worker_id": "w", "lease_duration": LEASE}),
+        ("next_run_at", (["k"],), {}),
         ("heartbeat", (lease,), {"progress": {"p": 1}, "lease_duration": LEASE}),
         ("heartbeat_many", ([(lease, {"p": 0})],), {"lease_duration": LEASE}),
         ("finish", (lease, RunOutcome.succeeded({"p": 2})), {}),

@@ -11,6 +11,7 @@ from datetime import timedelta
 from typing import Any, TypeVar
 
 import pytest
+from pydantic_core import to_json
 
 from workqueue.adapters.postgres.channel import CHANNEL
 from workqueue.adapters.postgres.enqueue_plan import (
@@ -66,14 +67,22 @@ class TestOneEnqueue:
     def test_without_a_key_it_is_one_plain_insert_stamped_now_on_the_channel(self) -> None:
         clock = FakeClock()
         exchange = Exchange(
-            single_enqueue(check_request(EnqueueRequest(retention())), clock), [[(41,)]]
+            single_enqueue(check_request(EnqueueRequest(retention())), clock),
+            [[(41,)]],
         )
 
         assert exchange.run() == EnqueueResult(id=41, created=True)
         assert exchange.sent == [
             Statement(
                 "enqueue_one_without_key",
-                ("work_item_retention", '{"retention_days":7.0}', clock.now(), CHANNEL),
+                (
+                    "work_item_retention",
+                    '{"retention_days":7.0}',
+                    clock.now(),
+                    CHANNEL,
+                    0,
+                    clock.now(),
+                ),
             )
         ]
 
@@ -89,7 +98,10 @@ class TestOneEnqueue:
 
         assert exchange.run() == EnqueueResult(id=8, created=created)
         assert exchange.sent == [
-            Statement("enqueue_one", ("token_cleanup", "{}", clock.now(), CHANNEL, "nightly"))
+            Statement(
+                "enqueue_one",
+                ("token_cleanup", "{}", clock.now(), CHANNEL, "nightly", 0, clock.now()),
+            )
         ]
 
     async def test_a_twin_it_could_not_read_costs_a_pass_stamped_with_the_time_of_that_pass(
@@ -106,7 +118,7 @@ class TestOneEnqueue:
 
         assert first.arguments[2] == clock.now() - timedelta(seconds=3)
         assert second == Statement(
-            "enqueue_one", ("token_cleanup", "{}", clock.now(), CHANNEL, "k")
+            "enqueue_one", ("token_cleanup", "{}", clock.now(), CHANNEL, "k", 0, clock.now())
         )
         assert done.value.value == EnqueueResult(id=12, created=False)
 
@@ -136,6 +148,104 @@ class TestOneEnqueue:
             "transaction, between the insert and the lookup)"
         )
         assert raised.value.sqlstate is None
+
+
+class TestPriorityAndRunAt:
+    def test_a_single_enqueue_sends_its_priority_and_run_at(self) -> None:
+        clock = FakeClock()
+        later = clock.now() + timedelta(hours=2)
+        plain = check_request(EnqueueRequest(retention(), priority=7, run_at=later))
+        keyed = check_request(
+            EnqueueRequest(TokenCleanup(), "k", priority=-7, delay=timedelta(minutes=1))
+        )
+
+        soon = check_request(EnqueueRequest(retention(), delay=timedelta(seconds=9)))
+        sent_soon = Exchange(single_enqueue(soon, clock), [[(3,)]])
+        sent_soon.run()
+        assert sent_soon.sent[0].arguments[4:] == (0, clock.now() + timedelta(seconds=9))
+        sent_plain = Exchange(single_enqueue(plain, clock), [[(1,)]])
+        sent_keyed = Exchange(single_enqueue(keyed, clock), [[(2, True)]])
+        sent_plain.run()
+        sent_keyed.run()
+
+        assert sent_plain.sent[0].arguments[4:] == (7, later)
+        assert sent_keyed.sent[0].arguments[4:] == ("k", -7, clock.now() + timedelta(minutes=1))
+
+    def test_a_batch_sends_priorities_and_run_ats_as_arrays_once_any_request_has_one(
+        self,
+    ) -> None:
+        clock = FakeClock()
+        later = clock.now() + timedelta(hours=2)
+        prioritised = check_batch(
+            [EnqueueRequest(retention(1)), EnqueueRequest(retention(2), priority=-1)]
+        )
+        delayed = check_batch(
+            [EnqueueRequest(retention(1), run_at=later), EnqueueRequest(retention(2))]
+        )
+
+        first = Exchange(batch_enqueue(prioritised, clock), [[("[1, 2]",)]])
+        second = Exchange(batch_enqueue(delayed, clock), [[("[3, 4]",)]])
+        first.run()
+        second.run()
+
+        assert first.sent[0].arguments[5:] == ("[0,-1]", None)
+        assert second.sent[0].arguments[5:] == (
+            None,
+            f'["{later.isoformat().replace("+00:00", "Z")}",null]',
+        )
+
+    async def test_a_batch_counts_each_delay_from_the_time_it_stamps_on_its_items(
+        self,
+    ) -> None:
+        clock = FakeClock()
+        batch = check_batch(
+            [
+                EnqueueRequest(retention(1), delay=timedelta(seconds=90)),
+                EnqueueRequest(retention(2)),
+            ]
+        )
+        plan = batch_enqueue(batch, clock)
+        await clock.advance(5)  # between the checks and the statement
+
+        statement = next(plan)
+
+        assert statement.arguments[2] == clock.now()
+        assert (
+            statement.arguments[6] == to_json([clock.now() + timedelta(seconds=90), None]).decode()
+        )
+
+    async def test_each_pass_of_a_keyed_batch_counts_its_delays_from_its_own_stamp(
+        self,
+    ) -> None:
+        clock = FakeClock()
+        batch = check_batch([EnqueueRequest(TokenCleanup(), "k", delay=timedelta(minutes=1))])
+        plan = batch_enqueue(batch, clock)
+
+        first = next(plan)
+        await clock.advance(3)
+        second = plan.send([(1, None, False)])
+
+        assert first.arguments[6] == to_json([first.arguments[2] + timedelta(minutes=1)]).decode()
+        assert second.arguments[2] == clock.now()
+        assert second.arguments[6] == to_json([clock.now() + timedelta(minutes=1)]).decode()
+
+    async def test_a_second_pass_sends_the_timing_of_the_requests_left(self) -> None:
+        clock = FakeClock()
+        later = clock.now() + timedelta(hours=2)
+        batch = check_batch(
+            [
+                EnqueueRequest(retention(1), "a", priority=5),
+                EnqueueRequest(TokenCleanup(), "b", run_at=later),
+                EnqueueRequest(retention(3), "c", priority=-5),
+            ]
+        )
+        plan = batch_enqueue(batch, clock)
+
+        first = next(plan)
+        second = plan.send([(1, None, False), (2, 31, True), (3, None, False)])
+
+        assert first.arguments[5] == "[5,0,-5]"
+        assert second.arguments[5:] == ("[5,-5]", None)
 
 
 class TestABatch:
@@ -172,6 +282,8 @@ class TestABatch:
                     clock.now(),
                     CHANNEL,
                     '["token_cleanup","work_item_retention"]',
+                    None,
+                    None,
                 ),
             )
         ]
@@ -194,6 +306,8 @@ class TestABatch:
                     clock.now(),
                     CHANNEL,
                     '["k",null]',
+                    None,
+                    None,
                 ),
             )
         ]
@@ -223,6 +337,8 @@ class TestABatch:
                 clock.now(),
                 CHANNEL,
                 '["a","c"]',
+                None,
+                None,
             ),
         )
         assert done.value.value == [

@@ -35,13 +35,18 @@ from pydantic_core import from_json, to_json
 
 from workqueue.adapters.postgres.channel import CHANNEL
 from workqueue.domain import (
+    DEFAULT_PRIORITY,
     Clock,
     EnqueueFailedError,
     EnqueueRequest,
     EnqueueResult,
-    InvalidDedupKeyError,
+    When,
     WorkPayload,
+    WorkQueueError,
     check_dedup_key,
+    check_priority,
+    check_when,
+    run_at_of,
 )
 from workqueue.domain.payload_check import checked_payload_text, checked_payloads_json
 
@@ -95,11 +100,14 @@ Plan: TypeAlias = Generator[Statement, Rows, T]
 
 
 class CheckedRequest(NamedTuple):
-    """One request once checked: its kind, its payload as compact JSON text, its key."""
+    """One request once checked: its kind, its payload as compact JSON text, its key, its
+    priority and when it may run (a time, a delay from its enqueue, or None: at once)."""
 
     kind: str
     payload_json: str
     dedup_key: str | None
+    priority: int
+    when: When
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,41 +117,68 @@ class CheckedBatch:
     kinds: list[str]
     payloads: list[dict[str, Any]]
     dedup_keys: list[str | None]
+    priorities: list[int]
+    whens: list[When]
 
 
-def check_enqueue(payload: WorkPayload, dedup_key: str | None) -> CheckedRequest:
-    """Check an enqueue of ``payload`` with ``dedup_key`` before anything is sent.
+def check_enqueue(
+    payload: WorkPayload,
+    dedup_key: str | None,
+    priority: int = DEFAULT_PRIORITY,
+    run_at: datetime | None = None,
+    delay: timedelta | None = None,
+) -> CheckedRequest:
+    """Check an enqueue of ``payload`` before anything is sent, in this order: the dedup
+    key, the priority, the run_at or delay, the payload.
 
     :raises InvalidDedupKeyError: if the dedup key is unusable.
+    :raises InvalidPriorityError: if the priority is not an integer from -100 to 100.
+    :raises InvalidRunAtError: if run_at is naive, delay negative, or both are given.
     :raises InvalidPayloadError: if the payload does not validate against its model.
     """
     checked_key = check_dedup_key(dedup_key)
+    checked_priority = check_priority(priority)
+    when = check_when(run_at, delay)
     return CheckedRequest(
         kind=payload.kind_name(),
         # Compact JSON text, as json.dumps with tight separators writes it; jsonb
         # parses either alike.
         payload_json=checked_payload_text(payload),
         dedup_key=checked_key,
+        priority=checked_priority,
+        when=when,
     )
 
 
 def check_request(request: EnqueueRequest) -> CheckedRequest:
-    """:func:`check_enqueue` of ``request``'s payload and dedup key."""
-    return check_enqueue(request.payload, request.dedup_key)
+    """:func:`check_enqueue` of ``request``."""
+    return check_enqueue(
+        request.payload,
+        request.dedup_key,
+        request.priority,
+        request.run_at,
+        request.delay,
+    )
 
 
 def check_batch(requests: Sequence[EnqueueRequest]) -> CheckedBatch:
     """Check every request of a batch, refusing it as separate checks in order would.
 
-    :raises InvalidDedupKeyError: if any dedup key is unusable (and no payload
-        before it is invalid).
-    :raises InvalidPayloadError: for the first invalid payload (before any
-        unusable key).
+    The keys, priorities and times of every request first, then the payloads all at
+    once (one validation call for the batch). Should anything but a payload be
+    unusable, the requests are checked again one by one, in order, so that the error
+    is the first one separate checks would meet.
+
+    :raises InvalidDedupKeyError: for the first unusable dedup key.
+    :raises InvalidPriorityError: for the first unusable priority.
+    :raises InvalidRunAtError: for the first unusable run_at or delay.
+    :raises InvalidPayloadError: for the first invalid payload.
     """
     try:
         dedup_keys = [check_dedup_key(request.dedup_key) for request in requests]
-    except InvalidDedupKeyError:
-        # One by one, a bad payload before the bad key is what gets reported.
+        priorities = [check_priority(request.priority) for request in requests]
+        whens = [check_when(request.run_at, request.delay) for request in requests]
+    except WorkQueueError:
         for request in requests:
             check_request(request)
         raise
@@ -153,6 +188,8 @@ def check_batch(requests: Sequence[EnqueueRequest]) -> CheckedBatch:
         kinds=[kind_names[type(request.payload)] for request in requests],
         payloads=payloads,
         dedup_keys=dedup_keys,
+        priorities=priorities,
+        whens=whens,
     )
 
 
@@ -165,8 +202,15 @@ def single_enqueue(request: CheckedRequest, clock: Clock) -> Plan[EnqueueResult]
     if request.dedup_key is None:
         return inserted((yield plain_insert(request, clock)))
     for _ in range(MAX_DEDUP_PASSES):
+        now = clock.now()
         rows = yield _insert(
-            "enqueue_one", request.kind, request.payload_json, clock.now(), request.dedup_key
+            "enqueue_one",
+            request.kind,
+            request.payload_json,
+            now,
+            request.dedup_key,
+            request.priority,
+            run_at_of(request.when, now),
         )
         item_id, created = rows[0]
         if item_id is not None:
@@ -183,7 +227,15 @@ def plain_insert(request: CheckedRequest, clock: Clock) -> Statement:
     :func:`single_enqueue` sends it for such a request; a queue may send it itself,
     without a plan to drive around one statement.
     """
-    return _insert("enqueue_one_without_key", request.kind, request.payload_json, clock.now())
+    now = clock.now()
+    return _insert(
+        "enqueue_one_without_key",
+        request.kind,
+        request.payload_json,
+        now,
+        request.priority,
+        run_at_of(request.when, now),
+    )
 
 
 def inserted(rows: Rows) -> EnqueueResult:
@@ -202,15 +254,17 @@ def batch_enqueue(batch: CheckedBatch, clock: Clock) -> Plan[list[EnqueueResult]
         return []
     if all(dedup_key is None for dedup_key in batch.dedup_keys):
         # Nothing to absorb: one insert of the whole batch, every request creates.
+        now = clock.now()
         rows = yield _insert(
             "enqueue_without_keys",
             # One JSON array each for the whole batch: the client encodes one text
             # instead of a thousand, and the server parses one.
             to_json(batch.kinds).decode(),
             to_json(batch.payloads).decode(),
-            clock.now(),
+            now,
             # The kinds to notify: every request creates, so every kind gets work.
             to_json(sorted(set(batch.kinds))).decode(),
+            *_timing(batch.priorities, batch.whens, now),
         )
         return [EnqueueResult(id=item_id, created=True) for item_id in from_json(rows[0][0])]
     results: list[EnqueueResult | None] = [None] * len(batch.kinds)
@@ -219,12 +273,18 @@ def batch_enqueue(batch: CheckedBatch, clock: Clock) -> Plan[list[EnqueueResult]
     # its queued twin could not be read (see MAX_DEDUP_PASSES); the next pass then
     # inserts it or finds the twin.
     for _ in range(MAX_DEDUP_PASSES):
+        now = clock.now()
         rows = yield _insert(
             "enqueue",
             to_json([batch.kinds[position] for position in unanswered]).decode(),
             to_json([batch.payloads[position] for position in unanswered]).decode(),
-            clock.now(),
+            now,
             to_json([batch.dedup_keys[position] for position in unanswered]).decode(),
+            *_timing(
+                [batch.priorities[position] for position in unanswered],
+                [batch.whens[position] for position in unanswered],
+                now,
+            ),
         )
         left = []
         for position, (_, item_id, created) in zip(unanswered, rows, strict=True):
@@ -257,6 +317,21 @@ def due_enqueue(
         "enqueue_if_due", request.kind, request.payload_json, now, request.dedup_key, now - interval
     )
     return EnqueueResult(id=rows[0][0], created=True) if rows else None
+
+
+def _timing(
+    priorities: list[int], whens: list[When], now: datetime
+) -> tuple[str | None, str | None]:
+    """A batch's priorities and run_ats as the statements take them: a JSON array each,
+    parallel to the requests, or null when every request has the default (priority 0,
+    at once), which costs the usual batch nothing to encode or parse. A request to run
+    at once is a JSON null there, which the statement reads as its enqueue time."""
+    return (
+        None if not any(priorities) else to_json(priorities).decode(),
+        None
+        if all(when is None for when in whens)
+        else to_json([None if when is None else run_at_of(when, now) for when in whens]).decode(),
+    )
 
 
 def _insert(name: str, kind: Any, payload: Any, now: datetime, *rest: Any) -> Statement:

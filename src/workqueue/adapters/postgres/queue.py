@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
+from datetime import datetime, timedelta
 from typing import Any, Protocol, TypeVar, cast
 
 import asyncpg
@@ -22,6 +23,7 @@ from workqueue.adapters.postgres.held import HeldConnection
 from workqueue.adapters.postgres.queue_sql import STATEMENTS
 from workqueue.adapters.postgres.unavailable import enqueue_error
 from workqueue.domain import (
+    DEFAULT_PRIORITY,
     Clock,
     EnqueueRequest,
     EnqueueResult,
@@ -114,11 +116,26 @@ class PostgresWorkQueue:  # pragma: no mutate block
         if self._held is not None:
             await self._held.close()
 
-    async def enqueue(self, payload: WorkPayload, *, dedup_key: str | None = None) -> EnqueueResult:
+    async def enqueue(
+        self,
+        payload: WorkPayload,
+        *,
+        dedup_key: str | None = None,
+        priority: int = DEFAULT_PRIORITY,
+        run_at: datetime | None = None,
+        delay: timedelta | None = None,
+    ) -> EnqueueResult:
         """Insert a queued item for ``payload``, or return the queued item that absorbs it.
+
+        ``priority`` and ``run_at`` or ``delay`` as :meth:`~workqueue.domain.WorkQueue.enqueue`
+        takes them.
 
         :raises InvalidDedupKeyError: if ``dedup_key`` is empty, blank, too long or not
             text; nothing is sent.
+        :raises InvalidPriorityError: if ``priority`` is not an integer from -100 to 100;
+            nothing is sent.
+        :raises InvalidRunAtError: if ``run_at`` has no time zone, ``delay`` is negative,
+            or both are given; nothing is sent.
         :raises InvalidPayloadError: if ``payload`` does not validate against its
             model; nothing is sent.
         :raises StoreUnavailableError: if the database cannot be reached.
@@ -127,7 +144,7 @@ class PostgresWorkQueue:  # pragma: no mutate block
             transaction is left aborted, as PostgreSQL leaves it), or after
             :data:`~workqueue.adapters.postgres.enqueue_plan.MAX_DEDUP_PASSES` races with a twin.
         """
-        request = check_enqueue(payload, dedup_key)
+        request = check_enqueue(payload, dedup_key, priority, run_at, delay)
         return await self._drive(single_enqueue(request, self._clock), self._statements.fetch)
 
     async def enqueue_many(self, requests: Sequence[EnqueueRequest]) -> list[EnqueueResult]:
@@ -137,6 +154,8 @@ class PostgresWorkQueue:  # pragma: no mutate block
         batch is absorbed by it. Every request is checked before anything is sent.
 
         :raises InvalidDedupKeyError: if any dedup key is unusable; nothing is sent.
+        :raises InvalidPriorityError: if any priority is unusable; nothing is sent.
+        :raises InvalidRunAtError: if any run_at or delay is unusable; nothing is sent.
         :raises InvalidPayloadError: if any payload is invalid; nothing is sent.
         :raises StoreUnavailableError: if the database cannot be reached.
         :raises EnqueueFailedError: as :meth:`enqueue` does.

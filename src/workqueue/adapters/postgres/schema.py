@@ -3,7 +3,8 @@
 The text is generated from catalog queries (``sql/catalog.sql``), not pg_dump,
 whose output changes with its version: tables with their columns, types,
 nullability, defaults, identity, constraints and storage options; indexes as
-``pg_get_indexdef`` prints them; every comment; and the migrations applied.
+``pg_get_indexdef`` prints them; extended statistics; triggers with their
+functions; every comment; and the migrations applied.
 
 Regenerate the document after changing a migration, with one command::
 
@@ -62,6 +63,8 @@ async def _describe_table(
     columns = await connection.fetch(_SQL["columns"], table["oid"])
     constraints = await connection.fetch(_SQL["constraints"], table["oid"])
     indexes = await connection.fetch(_SQL["indexes"], table["oid"])
+    triggers = await connection.fetch(_SQL["triggers"], table["oid"])
+    statistics = await connection.fetch(_SQL["statistics"], table["oid"])
     name = table["name"]
     body = [_column_line(column) for column in columns]
     body += [f"CONSTRAINT {row['name']} {row['definition']}" for row in constraints]
@@ -79,6 +82,9 @@ async def _describe_table(
         lines.append(f"{index['definition']};")
         if index["comment"] is not None:
             lines.append(f"COMMENT ON INDEX {index['name']} IS {index['comment']};")
+    lines += [f"{row['definition']};" for row in statistics]
+    for trigger in triggers:
+        lines += [trigger["function"].rstrip() + ";", f"{trigger['definition']};"]
     return "\n".join(lines) + "\n"
 
 

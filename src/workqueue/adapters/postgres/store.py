@@ -45,6 +45,7 @@ from workqueue.domain import (
     WorkItem,
     WorkStatus,
     WorkStore,
+    claim_order,
     kind_name,
 )
 
@@ -140,7 +141,7 @@ class PostgresWorkStore(WorkStore):  # pragma: no mutate block
     async def claim(
         self, kinds: Collection[str], *, worker_id: str, lease_duration: timedelta
     ) -> WorkItem | None:
-        """Take the oldest queued item (lowest id) of one of ``kinds``, or return None.
+        """Take the next claimable item of ``kinds`` in claim order, or return None.
 
         :raises StoreUnavailableError: if the database cannot be reached.
         """
@@ -150,6 +151,18 @@ class PostgresWorkStore(WorkStore):  # pragma: no mutate block
         # No lease to complete: the statement's completion matches nothing.
         _, claimed = await self._claim(names, worker_id, lease_duration, None, None, None)
         return claimed
+
+    async def next_run_at(self, kinds: Collection[str]) -> datetime | None:
+        """The earliest run_at after now of a queued item of ``kinds``, or None.
+
+        :raises StoreUnavailableError: if the database cannot be reached.
+        """
+        names = [kind_name(kind) for kind in kinds]
+        with connection_loss_as_unavailable():
+            run_at: datetime | None = await self._connection.fetchval(
+                _SQL["next_run_at"], names, self._clock.now()
+            )
+        return run_at
 
     async def heartbeat(
         self, lease: Lease, *, progress: JsonValue | ProgressSnapshot, lease_duration: timedelta
@@ -248,7 +261,7 @@ class PostgresWorkStore(WorkStore):  # pragma: no mutate block
         """Complete these leases and claim as many next items, in one statement and one commit.
 
         :returns: per completion, in order, whether its lease was held and the item
-            claimed along with it (the oldest for the first), or None.
+            claimed along with it (the first in claim order for the first), or None.
         :raises StoreUnavailableError: if the database cannot be reached.
         """
         if not completions:
@@ -269,7 +282,7 @@ class PostgresWorkStore(WorkStore):  # pragma: no mutate block
             )
         held = {int(item_id) for item_id in rows[0]["completed"]}
         items = [work_item_from_row(row) for row in rows if row["id"] is not None]
-        claimed: list[WorkItem | None] = [*sorted(items, key=lambda item: item.id)]
+        claimed: list[WorkItem | None] = [*sorted(items, key=claim_order)]
         claimed += [None] * (len(completions) - len(claimed))
         return [
             (lease.item_id in held, following)

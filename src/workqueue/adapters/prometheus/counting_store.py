@@ -66,6 +66,9 @@ class CountingWorkStore(WorkStore):
         self._claimed(item)
         return item
 
+    async def next_run_at(self, kinds: Collection[str]) -> datetime | None:
+        return await self._store.next_run_at(kinds)
+
     async def heartbeat(
         self, lease: Lease, *, progress: JsonValue | ProgressSnapshot, lease_duration: timedelta
     ) -> HeartbeatAnswer:

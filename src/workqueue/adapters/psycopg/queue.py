@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import datetime, timedelta
 from typing import Any, TypeVar
 
 import psycopg
@@ -22,7 +23,7 @@ from workqueue.adapters.postgres.enqueue_plan import (
 )
 from workqueue.adapters.postgres.queue_sql import STATEMENTS
 from workqueue.adapters.psycopg.unavailable import enqueue_error
-from workqueue.domain import Clock, EnqueueRequest, EnqueueResult, WorkPayload
+from workqueue.domain import DEFAULT_PRIORITY, Clock, EnqueueRequest, EnqueueResult, WorkPayload
 
 __all__ = ["PsycopgWorkQueue"]
 
@@ -83,11 +84,26 @@ class PsycopgWorkQueue:  # pragma: no mutate block
             )
         self._clock = clock
 
-    def enqueue(self, payload: WorkPayload, *, dedup_key: str | None = None) -> EnqueueResult:
+    def enqueue(
+        self,
+        payload: WorkPayload,
+        *,
+        dedup_key: str | None = None,
+        priority: int = DEFAULT_PRIORITY,
+        run_at: datetime | None = None,
+        delay: timedelta | None = None,
+    ) -> EnqueueResult:
         """Insert a queued item for ``payload``, or return the queued item that absorbs it.
+
+        ``priority`` and ``run_at`` or ``delay`` as :meth:`~workqueue.domain.WorkQueue.enqueue`
+        takes them.
 
         :raises InvalidDedupKeyError: if ``dedup_key`` is empty, blank, too long or not
             text; nothing is sent.
+        :raises InvalidPriorityError: if ``priority`` is not an integer from -100 to 100;
+            nothing is sent.
+        :raises InvalidRunAtError: if ``run_at`` has no time zone, ``delay`` is negative,
+            or both are given; nothing is sent.
         :raises InvalidPayloadError: if ``payload`` does not validate against its
             model; nothing is sent.
         :raises StoreUnavailableError: if the database cannot be reached (or the
@@ -97,7 +113,7 @@ class PsycopgWorkQueue:  # pragma: no mutate block
             transaction is left aborted, as PostgreSQL leaves it), or after
             :data:`~workqueue.adapters.postgres.enqueue_plan.MAX_DEDUP_PASSES` races with a twin.
         """
-        request = check_enqueue(payload, dedup_key)
+        request = check_enqueue(payload, dedup_key, priority, run_at, delay)
         if request.dedup_key is None and self._connection is not None:
             # The usual enqueue on the caller's connection is one statement, sent
             # without a plan to drive around it: inside a transaction, where a row
@@ -113,6 +129,8 @@ class PsycopgWorkQueue:  # pragma: no mutate block
         an empty batch sends nothing.
 
         :raises InvalidDedupKeyError: if any dedup key is unusable; nothing is sent.
+        :raises InvalidPriorityError: if any priority is unusable; nothing is sent.
+        :raises InvalidRunAtError: if any run_at or delay is unusable; nothing is sent.
         :raises InvalidPayloadError: if any payload is invalid; nothing is sent.
         :raises StoreUnavailableError: if the database cannot be reached.
         :raises EnqueueFailedError: as :meth:`enqueue` does.

@@ -49,3 +49,19 @@ WHERE x.indrelid = $1
       WHERE c.conrelid = x.indrelid AND c.conindid = x.indexrelid
   )
 ORDER BY i.relname;
+
+-- name: triggers
+-- $1 the table's oid. The triggers of our own making (not those behind constraints),
+-- with their functions' source.
+SELECT pg_get_triggerdef(t.oid) AS definition,
+       pg_get_functiondef(t.tgfoid) AS function
+FROM pg_trigger AS t
+WHERE t.tgrelid = $1 AND NOT t.tgisinternal
+ORDER BY t.tgname;
+
+-- name: statistics
+-- $1 the table's oid. Extended statistics the planner is told to gather.
+SELECT pg_get_statisticsobjdef(s.oid) AS definition
+FROM pg_statistic_ext AS s
+WHERE s.stxrelid = $1
+ORDER BY s.stxname;

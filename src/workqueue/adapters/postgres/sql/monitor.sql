@@ -2,6 +2,22 @@
 -- index (tests/integration/test_monitor_indexes.py), so a role with nothing but
 -- SELECT on work_items can run them.
 
+-- fragment: queued_kinds
+-- A skip scan of work_items_queued_by_kind: each step finds the next kind with a
+-- queued item (the last row is a NULL kind). It reads a few index pages per kind,
+-- not every queued item.
+kinds AS (
+    (SELECT kind FROM work_items WHERE status = 'queued' ORDER BY kind LIMIT 1)
+    UNION ALL
+    SELECT (SELECT w.kind
+            FROM work_items AS w
+            WHERE w.status = 'queued' AND w.kind > kinds.kind
+            ORDER BY w.kind
+            LIMIT 1)
+    FROM kinds
+    WHERE kinds.kind IS NOT NULL
+)
+
 -- name: count_live
 -- One index-only count per live status, each on its partial index: a single
 -- `status IN (...)` would read the table instead.
@@ -23,20 +39,8 @@ WHERE status NOT IN ('queued', 'running')
 GROUP BY kind, status;
 
 -- name: oldest_queued
--- A skip scan of work_items_queued_by_kind: each step finds the next kind with a
--- queued item, then that kind's lowest queued id. It reads a few index pages per
--- kind, not every queued item.
-WITH RECURSIVE kinds AS (
-    (SELECT kind FROM work_items WHERE status = 'queued' ORDER BY kind LIMIT 1)
-    UNION ALL
-    SELECT (SELECT w.kind
-            FROM work_items AS w
-            WHERE w.status = 'queued' AND w.kind > kinds.kind
-            ORDER BY w.kind
-            LIMIT 1)
-    FROM kinds
-    WHERE kinds.kind IS NOT NULL
-)
+-- Each kind with a queued item (queued_kinds), then that kind's lowest queued id.
+WITH RECURSIVE {{queued_kinds}}
 SELECT kinds.kind,
        (SELECT w.enqueued_at
         FROM work_items AS w
@@ -54,11 +58,24 @@ ORDER BY id;
 
 -- name: queued
 -- $1 the last id of the previous page (0 for the first), $2 limit. Keyset paging
--- on work_items_claim: a page deep in the backlog costs what the first one does.
-SELECT {{item_columns}}
-FROM work_items
-WHERE status = 'queued' AND id > $1
-ORDER BY id
+-- on work_items_queued_by_kind, with no index of the queued ids of its own (one
+-- more index for every enqueue to write): the skip scan of oldest_queued finds
+-- each kind with a queued item, each kind gives its next $2 ids after $1, and the
+-- page is the lowest $2 of them. It reads at most $2 entries per kind, so a page
+-- deep in the backlog costs what the first one does. Each queued item, waiting
+-- ones included, in id order.
+WITH RECURSIVE {{queued_kinds}}
+SELECT page.*
+FROM kinds
+CROSS JOIN LATERAL (
+    SELECT {{item_columns}}
+    FROM work_items
+    WHERE status = 'queued' AND kind = kinds.kind AND id > $1
+    ORDER BY id
+    LIMIT $2
+) AS page
+WHERE kinds.kind IS NOT NULL
+ORDER BY page.id
 LIMIT $2;
 
 -- name: queued_of_kind

@@ -12,8 +12,15 @@
 -- enqueued_at, $4 the channel to notify (its name is written once, in
 -- adapters/postgres/channel.py), then what the statement alone needs.
 --
+-- An item's priority and run_at come with it (docs/adr/0030); an item whose run_at
+-- is still to come ($3 enqueued_at is now) is written `delayed`, out of the claim
+-- index until a claim finds it due. Every created item notifies, a delayed one too:
+-- an idle worker that wakes for it learns when it becomes due (next_run_at).
+--
 -- One round trip for a whole batch: $1 kinds, $2 payloads and $5 dedup keys (null
--- for none) are parallel JSON arrays, each sent as text, in request order. JSON text rather than
+-- for none) are parallel JSON arrays, each sent as text, in request order; so are
+-- $6 priorities and $7 run_ats (null for at once), each of them null when every
+-- request has the default (0, at once). JSON text rather than
 -- text[] arrays: one text per parameter to encode and parse instead of one per
 -- request, and no array type for asyncpg to look up (a query of its own, ~12 ms)
 -- on every new connection.
@@ -24,28 +31,35 @@
 -- it): the caller enqueues those requests again.
 WITH request AS (
     SELECT r.position, r.kind, r.payload, r.dedup_key,
+           coalesce(r.priority::smallint, 0) AS priority,
+           coalesce(r.run_at::timestamptz, $3::timestamptz) AS run_at,
            -- A batch coalesces like separate enqueues: the first request of a kind
            -- and key speaks for the later ones. Without a key, each speaks for itself.
            CASE WHEN r.dedup_key IS NULL THEN r.position
                 ELSE min(r.position) OVER (PARTITION BY r.kind, r.dedup_key)
            END AS first_position
     -- Cast here, past the pool's jsonb codec; a JSON null key is an SQL null.
+    -- ROWS FROM pads a null array's column with nulls.
     FROM ROWS FROM (jsonb_array_elements_text($1::text::jsonb),
                     jsonb_array_elements($2::text::jsonb),
-                    jsonb_array_elements_text($5::text::jsonb))
-         WITH ORDINALITY AS r (kind, payload, dedup_key, position)
+                    jsonb_array_elements_text($5::text::jsonb),
+                    jsonb_array_elements_text($6::text::jsonb),
+                    jsonb_array_elements_text($7::text::jsonb))
+         WITH ORDINALITY AS r (kind, payload, dedup_key, priority, run_at, position)
 ),
 candidate AS MATERIALIZED (
     -- Ids are drawn here, in request order, so that FIFO follows the batch and each
     -- inserted row can be matched back to its request by id.
-    SELECT f.position, f.kind, f.payload, f.dedup_key,
+    SELECT f.position, f.kind, f.payload, f.dedup_key, f.priority, f.run_at,
            nextval((SELECT pg_get_serial_sequence('work_items', 'id')::regclass)) AS id
     FROM (SELECT * FROM request WHERE position = first_position ORDER BY position OFFSET 0) AS f
 ),
 inserted AS (
-    INSERT INTO work_items (id, kind, payload, status, attempt, stalls, dedup_key, enqueued_at)
+    INSERT INTO work_items (id, kind, payload, status, attempt, stalls, dedup_key, enqueued_at,
+                            priority, run_at, delayed)
     OVERRIDING SYSTEM VALUE
-    SELECT c.id, c.kind, c.payload, 'queued', 0, 0, c.dedup_key, $3::timestamptz
+    SELECT c.id, c.kind, c.payload, 'queued', 0, 0, c.dedup_key, $3::timestamptz,
+           c.priority, c.run_at, c.run_at > $3::timestamptz
     FROM candidate AS c
     -- Inserted in one order for every batch, by kind and key, not in request order
     -- (the ids above keep that): an insert whose twin is uncommitted in another
@@ -83,17 +97,23 @@ ORDER BY r.position;
 -- drawing, conflict handling or joins back, and it answers with one JSON array of
 -- ids (as text, like the parameters) instead of a row per request. $1 kinds, $2
 -- payloads (JSON arrays as in enqueue), parallel in request order; $3 enqueued_at;
--- $4 the channel to notify; $5 the batch's kinds once each (a JSON array).
+-- $4 the channel to notify; $5 the batch's kinds once each (a JSON array); $6
+-- priorities and $7 run_ats as in enqueue (null when every request has the default).
 -- Returns the new ids in ascending
 -- order: rows are inserted in request order, each drawing its id from the identity
 -- sequence as it is inserted, so the n-th smallest id is the n-th request's (other
 -- sessions' enqueues may leave gaps between them, never change their order).
 WITH inserted AS (
-    INSERT INTO work_items (kind, payload, status, attempt, stalls, enqueued_at)
-    SELECT r.kind, r.payload, 'queued', 0, 0, $3::timestamptz
+    INSERT INTO work_items (kind, payload, status, attempt, stalls, enqueued_at,
+                            priority, run_at, delayed)
+    SELECT r.kind, r.payload, 'queued', 0, 0, $3::timestamptz,
+           coalesce(r.priority::smallint, 0), coalesce(r.run_at::timestamptz, $3::timestamptz),
+           coalesce(r.run_at::timestamptz > $3::timestamptz, false)
     FROM ROWS FROM (jsonb_array_elements_text($1::text::jsonb),
-                    jsonb_array_elements($2::text::jsonb))
-         WITH ORDINALITY AS r (kind, payload, position)
+                    jsonb_array_elements($2::text::jsonb),
+                    jsonb_array_elements_text($6::text::jsonb),
+                    jsonb_array_elements_text($7::text::jsonb))
+         WITH ORDINALITY AS r (kind, payload, priority, run_at, position)
     ORDER BY r.position
     RETURNING id
 ),
@@ -113,14 +133,17 @@ FROM notified;
 -- drawing, so it costs the server about a quarter less than the batch statement
 -- with one element, on the path producers take most.
 -- $1 kind, $2 payload (JSON text; cast here, past the pool's jsonb codec), $3
--- enqueued_at, $4 the channel to notify, $5 dedup key or null. One row: the item's
+-- enqueued_at, $4 the channel to notify, $5 dedup key or null, $6 priority, $7
+-- run_at (now for at once). One row: the item's
 -- id and whether this request created it. The id is null only when the queued
 -- item that absorbed the request left queued between the insert and the lookup (a
 -- claim raced us), or was committed by another transaction while this statement
 -- waited for it (its snapshot predates that commit): the caller enqueues again.
 WITH inserted AS (
-    INSERT INTO work_items (kind, payload, status, attempt, stalls, dedup_key, enqueued_at)
-    VALUES ($1, $2::text::jsonb, 'queued', 0, 0, $5, $3::timestamptz)
+    INSERT INTO work_items (kind, payload, status, attempt, stalls, dedup_key, enqueued_at,
+                            priority, run_at, delayed)
+    VALUES ($1, $2::text::jsonb, 'queued', 0, 0, $5, $3::timestamptz,
+            $6, $7::timestamptz, $7::timestamptz > $3::timestamptz)
     ON CONFLICT (kind, dedup_key) WHERE status = 'queued' AND dedup_key IS NOT NULL DO NOTHING
     RETURNING id, kind
 ),
@@ -142,8 +165,8 @@ LEFT JOIN work_items AS absorber
 -- it is a plain insert and its notification, with none of enqueue_one's conflict
 -- arbiter and lookup of an absorbing twin (about a third less server time per
 -- call). $1 kind, $2 payload (JSON text; cast here, past the pool's jsonb codec),
--- $3 enqueued_at, $4 the channel to notify. One row: the new item's id, and the
--- notification's void.
+-- $3 enqueued_at, $4 the channel to notify, $5 priority, $6 run_at (now for at
+-- once). One row: the new item's id, and the notification's void.
 --
 -- The notification is sent from RETURNING, for the one row inserted, as in
 -- enqueue it wakes idle workers listening on the channel at commit. A CTE around
@@ -151,8 +174,10 @@ LEFT JOIN work_items AS absorber
 -- tenth more per call (pgbench, -M prepared, 200 per transaction): the CTE's rows
 -- are stored and scanned again. With RETURNING the server does what a bare INSERT
 -- does, plus the call.
-INSERT INTO work_items (kind, payload, status, attempt, stalls, enqueued_at)
-VALUES ($1, $2::text::jsonb, 'queued', 0, 0, $3::timestamptz)
+INSERT INTO work_items (kind, payload, status, attempt, stalls, enqueued_at,
+                        priority, run_at, delayed)
+VALUES ($1, $2::text::jsonb, 'queued', 0, 0, $3::timestamptz,
+        $5, $6::timestamptz, $6::timestamptz > $3::timestamptz)
 RETURNING id, pg_notify($4, kind);
 
 -- name: lock_periodic_kind
@@ -183,8 +208,10 @@ SELECT pg_advisory_xact_lock(2003923044, hashtext($1));
 -- The payload arrives as text and is cast here, past the pool's jsonb codec, which
 -- would otherwise store the JSON text as one JSON string.
 WITH inserted AS (
-    INSERT INTO work_items (kind, payload, status, attempt, stalls, dedup_key, enqueued_at)
-    SELECT $1, $2::text::jsonb, 'queued', 0, 0, $5, $3::timestamptz
+    -- A periodic item runs at once, at the default priority.
+    INSERT INTO work_items (kind, payload, status, attempt, stalls, dedup_key, enqueued_at,
+                            priority, run_at, delayed)
+    SELECT $1, $2::text::jsonb, 'queued', 0, 0, $5, $3::timestamptz, 0, $3::timestamptz, false
     WHERE NOT EXISTS (SELECT 1 FROM work_items WHERE status = 'queued' AND kind = $1)
       AND NOT EXISTS (SELECT 1 FROM work_items WHERE status = 'running' AND kind = $1)
       AND NOT EXISTS (SELECT 1

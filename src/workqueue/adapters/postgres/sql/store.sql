@@ -3,16 +3,54 @@
 -- write after a claim is fenced by the lease: id, attempt and status 'running'.
 -- What several statements share is a fragment, written once ({{name}}, see sql.py).
 
--- fragment: next_claimable
--- The one definition of the next claimable items and their order: queued, of the
--- kinds $1 this worker serves, oldest first (FIFO by id). The partial claim index
--- (work_items_claim) yields them in this order. SKIP LOCKED: concurrent claimers
--- pass over each other's rows instead of waiting, and never get the same item.
--- The statement that includes it says how many to take (LIMIT) before it.
-SELECT id
+-- fragment: ready_items
+-- The claim order (domain/claim_order.py) over the queued items of the kinds $1
+-- this worker serves that are not waiting for their run_at: the highest priority
+-- first, then the oldest id. The partial claim index (work_items_claim) yields
+-- them in this order. The statement that includes it says how many to take
+-- (LIMIT) and locks them FOR UPDATE SKIP LOCKED: concurrent claimers pass over
+-- each other's rows instead of waiting, and never get the same item.
+SELECT id, priority
 FROM work_items
-WHERE status = 'queued' AND kind = ANY ($1::text[])
-ORDER BY id
+WHERE status = 'queued' AND NOT delayed AND kind = ANY ($1::text[])
+ORDER BY priority DESC, id
+
+-- fragment: claimable
+-- The next claimable items, as the CTEs `due` and `candidate`, after the
+-- statement's own `ready` (ready_items with its LIMIT). due: the queued items
+-- that waited for their run_at and whose run_at has come ($3 now), of any kind,
+-- those that waited longest first, at most 1000 a statement, locked like
+-- ready's: one descent of work_items_due, which finds nothing at once while the
+-- items only wait. candidate: ready, and the due items of the kinds $1. The
+-- statement takes the first of them in claim order as `next`, then the fragment
+-- undelayed clears the flag of the due items it did not claim (of every kind),
+-- so the next claims, anyone's, find them in the claim index. While more than
+-- 1000 items are due and still flagged, a claim orders among the 1000 that
+-- waited longest (docs/adr/0030); the claims after it take the rest. One probe
+-- for every kind, rather than one per kind served: a claim's cost then rose by
+-- a tenth, not by half (bench/README.md).
+due AS MATERIALIZED (
+    SELECT id, priority, kind
+    FROM work_items
+    WHERE status = 'queued' AND delayed AND run_at <= $3::timestamptz
+    ORDER BY run_at
+    LIMIT 1000
+    FOR UPDATE SKIP LOCKED
+),
+candidate AS (
+    SELECT id, priority FROM ready
+    UNION ALL
+    SELECT id, priority FROM due WHERE kind = ANY ($1::text[])
+)
+
+-- fragment: undelayed
+-- The due items a claim locked and did not take: into the claim index (see claimable).
+undelayed AS (
+    UPDATE work_items AS w
+    SET delayed = false
+    FROM due
+    WHERE w.id = due.id AND due.id NOT IN (SELECT id FROM next)
+)
 
 -- fragment: queued_twin
 -- The queued item with the kind and dedup key of the work item aliased `r`, if any:
@@ -102,15 +140,26 @@ WITH ended AS (
            $3::timestamptz AS ended_at, NULL::bigint AS twin_id
 ),
 {{end_runs}},
+ready AS MATERIALIZED (
+    {{ready_items}}
+    LIMIT 1
+    FOR UPDATE SKIP LOCKED
+),
+{{claimable}},
+next AS MATERIALIZED (
+    SELECT id FROM candidate ORDER BY priority DESC, id LIMIT 1
+),
+{{undelayed}},
 claimed AS (
     UPDATE work_items
     SET status = 'running',
+        delayed = false,
         attempt = attempt + 1,
         started_at = $3,
         heartbeat_at = $3,
         worker_id = $2,
         lease_expires_at = $4
-    WHERE id = ({{next_claimable}} LIMIT 1 FOR UPDATE SKIP LOCKED)
+    WHERE id = (SELECT id FROM next)
     RETURNING {{item_columns}}
 )
 SELECT EXISTS (SELECT FROM finished) AS completed, claimed.*
@@ -134,14 +183,20 @@ WITH ended AS (
     FROM unnest($5::text[], $6::text[], $7::text[]) AS lease(id, attempt, progress)
 ),
 {{end_runs}},
-next AS MATERIALIZED (
-    {{next_claimable}}
+ready AS MATERIALIZED (
+    {{ready_items}}
     LIMIT $8
     FOR UPDATE SKIP LOCKED
 ),
+{{claimable}},
+next AS MATERIALIZED (
+    SELECT id FROM candidate ORDER BY priority DESC, id LIMIT $8
+),
+{{undelayed}},
 claimed AS (
     UPDATE work_items AS item
     SET status = 'running',
+        delayed = false,
         attempt = item.attempt + 1,
         started_at = $3,
         heartbeat_at = $3,
@@ -154,6 +209,20 @@ claimed AS (
 SELECT ARRAY(SELECT id::text FROM finished) AS completed, claimed.*
 FROM (VALUES (1)) AS one
 LEFT JOIN claimed ON true;
+
+-- name: next_run_at
+-- $1 kinds, $2 now: the earliest run_at after now among the queued items of the
+-- kinds that wait for it, or null (WorkStore.next_run_at). One probe of
+-- work_items_delayed per kind.
+SELECT min(w.run_at) AS run_at
+FROM unnest($1::text[]) AS k (kind)
+CROSS JOIN LATERAL (
+    SELECT run_at
+    FROM work_items
+    WHERE status = 'queued' AND delayed AND kind = k.kind AND run_at > $2::timestamptz
+    ORDER BY run_at
+    LIMIT 1
+) AS w;
 
 -- name: heartbeat
 -- $1 id, $2 attempt, $3 now, $4 lease_expires_at, $5 progress.
