@@ -116,7 +116,7 @@ class Claimer:
         return held
 
     async def claim(self) -> Claim | None:
-        """Claim the oldest queued item of the kinds; None when there is none.
+        """Claim the next claimable item of the kinds, in claim order; None when there is none.
 
         :raises StoreUnavailableError: if the store cannot be reached (nothing was claimed).
         """
@@ -125,6 +125,13 @@ class Claimer:
             self._kinds, worker_id=self._worker_id, lease_duration=self._lease_duration
         )
         return None if item is None else Claim(item, claimed_at, self._lease_duration)
+
+    async def next_run_at(self) -> datetime | None:
+        """When the next queued item of the kinds that is not yet due becomes claimable.
+
+        :raises StoreUnavailableError: if the store cannot be reached.
+        """
+        return await self._store.next_run_at(self._kinds)
 
     async def complete_and_claim(
         self, claim: Claim, progress: JsonValue | ProgressSnapshot

@@ -31,6 +31,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable
+from datetime import datetime
 from typing import Any
 
 from workqueue.application.beats import Heartbeats, SoloHeartbeats
@@ -122,6 +123,14 @@ class WorkExecutor:
     def kinds(self) -> frozenset[str]:
         """The names of the kinds this executor claims: its registry's."""
         return self._registry.kinds
+
+    async def next_run_at(self) -> datetime | None:
+        """When the next queued item of the kinds that is not yet due becomes claimable, or
+        None when none waits: how long an idle worker may sleep at most.
+
+        :raises StoreUnavailableError: if the store cannot be reached.
+        """
+        return await self._claimer.next_run_at()
 
     async def run_next(
         self, *, claim_next: bool = False, on_claimed: Callable[[], object] | None = None

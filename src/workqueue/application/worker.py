@@ -7,13 +7,16 @@ Each cycle recovers expired leases, enqueues the periodic kinds that are due,
 writes the lanes' count line (:mod:`workqueue.application.tally`) and wakes one
 sleeping lane, which runs items until none is claimable, waking one more lane with
 every item it claims. Then the worker idles for the poll interval, woken early by
-a work notification (where the store offers them) or by :meth:`Worker.stop`. So
+a work notification (where the store offers them), by the run_at of the next
+queued item that waits for it (``WorkStore.next_run_at``, asked as the idle wait
+begins) or by :meth:`Worker.stop`. So
 expired leases are recovered at every poll interval, whatever the lanes are
 running: a worker that never runs dry does not leave a dead worker's item stuck.
 
-A notification that comes within a poll interval of the last recovery and
-scheduling pass goes straight to waking a lane: those passes are the poll's work,
-and a round trip each before the claim is latency the new item would wait for. An
+A notification, or a waiting item's run_at, that comes within a poll interval of
+the last recovery and scheduling pass goes straight to waking a lane: those
+passes are the poll's work, and a round trip each before the claim is latency
+the new item would wait for. An
 unreachable store never ends the loop: the worker says so once, waits, and carries
 on when the store is back. A lane that cannot reach the store goes back to sleep;
 the loop's next pass meets the outage.
@@ -144,14 +147,14 @@ class Worker:
                 except StoreUnavailableError as error:
                     self._store_unavailable(error)
                     # No early wake-up: the poll interval is the outage's backoff.
-                    await self._idle(None)
+                    await self._idle(None, None)
                     continue
             self._lanes.wake()
-            notified = await self._idle(self._notifications)
-            # Woken by a notification within a poll interval of the last recovery pass:
-            # straight to waking a lane. Asking the clock alone would not do: a wall
-            # clock stepped back would then skip the passes a poll is owed.
-            full = not notified or self._clock.now() >= self._next_recovery
+            woken = await self._idle(self._notifications, await self._next_run_at())
+            # Woken by a notification or a run_at within a poll interval of the last
+            # recovery pass: straight to waking a lane. Asking the clock alone would
+            # not do: a wall clock stepped back would then skip the passes a poll is owed.
+            full = not woken or self._clock.now() >= self._next_recovery
 
     async def _cycle(self) -> None:
         """Recover expired leases, enqueue the due periodic kinds, log what the lanes ran.
@@ -180,14 +183,28 @@ class Worker:
         logger.info("worker %s stopping", self._executor.worker_id)
         self._lanes.stop()
 
-    async def _idle(self, notifications: WorkNotifications | None) -> bool:
-        """Wait the poll interval, or less if stopped or ``notifications`` says work came.
+    async def _next_run_at(self) -> datetime | None:
+        """When the next item of the kinds that waits for its run_at becomes claimable; None
+        when none waits, or when the store cannot say (the next full cycle meets that)."""
+        try:
+            return await self._executor.next_run_at()
+        except StoreUnavailableError as error:
+            logger.debug("could not ask when the next waiting item is due: %s", error)
+            return None
 
-        Returns True when a notification ended the wait. A notification wait that
-        fails is dropped for this idle period; the poll interval still bounds the wait.
+    async def _idle(self, notifications: WorkNotifications | None, due: datetime | None) -> bool:
+        """Wait the poll interval, or less if stopped, if ``notifications`` says work came, or
+        until ``due``, when an item waiting for its run_at becomes claimable.
+
+        Returns True when a notification or ``due`` ended the wait. A notification wait
+        that fails is dropped for this idle period; the poll interval still bounds the
+        wait.
         """
+        seconds = self._poll_seconds
+        if due is not None:
+            seconds = min(seconds, max(0.0, (due - self._clock.now()).total_seconds()))
         waits: list[asyncio.Task[Any]] = [
-            asyncio.create_task(self._clock.sleep(self._poll_seconds)),
+            asyncio.create_task(self._clock.sleep(seconds)),
             asyncio.create_task(self._stop_event.wait()),
         ]
         notified = (
@@ -203,7 +220,8 @@ class Worker:
             while True:
                 done, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
                 if notified not in done or notified.cancelled():
-                    return False
+                    # The sleep ended it (or a stop, after which nothing is asked).
+                    return seconds < self._poll_seconds
                 if notified.exception() is None:
                     return True
                 logger.debug(

@@ -221,8 +221,22 @@ class Bench:
     def payload(label: str, *, beta: bool = False) -> WorkPayload:
         return BetaJob(label=label) if beta else AlphaJob(label=label)
 
-    async def enqueue(self, label: str, *, beta: bool = False, dedup_key: str | None = None) -> int:
-        result = await self.queue.enqueue(self.payload(label, beta=beta), dedup_key=dedup_key)
+    async def enqueue(
+        self,
+        label: str,
+        *,
+        beta: bool = False,
+        dedup_key: str | None = None,
+        priority: int = 0,
+        delay: float | None = None,
+    ) -> int:
+        """Enqueue ``label``'s item; ``delay`` in seconds makes it wait that long."""
+        result = await self.queue.enqueue(
+            self.payload(label, beta=beta),
+            dedup_key=dedup_key,
+            priority=priority,
+            delay=None if delay is None else timedelta(seconds=delay),
+        )
         return result.id
 
     async def item(self, item_id: int) -> WorkItem:

@@ -31,6 +31,8 @@ def claimed_item() -> WorkItem:
         stalls=1,
         dedup_key=None,
         enqueued_at=T0,
+        priority=0,
+        run_at=T0,
         started_at=T0,
         heartbeat_at=T0,
         lease_expires_at=T0,

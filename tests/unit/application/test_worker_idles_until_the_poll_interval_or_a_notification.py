@@ -119,7 +119,8 @@ class TestWakingUp:
         await bench.clock.settle()
 
         assert bench.script.returned == ["first", "late"]
-        assert store.calls[calls_before:][:2] == ["recover_expired", "claim"]
+        writes = [call for call in store.calls[calls_before:] if call != "next_run_at"]
+        assert writes[:2] == ["recover_expired", "claim"]
 
     async def test_a_poll_after_the_wall_clock_stepped_back_still_recovers(
         self, bench: Bench, store: RoundTripStore, running: list[tuple[Worker, asyncio.Task[None]]]
@@ -193,3 +194,83 @@ class TestWakingUp:
             await task
 
         assert listener.released
+
+
+class TestItemsThatWaitForTheirRunAt:
+    async def test_an_idle_worker_wakes_when_a_waiting_item_becomes_due(
+        self, bench: Bench, store: RoundTripStore, running: list[tuple[Worker, asyncio.Task[None]]]
+    ) -> None:
+        await bench.enqueue("later", delay=2)
+        the_worker = worker(bench, store)
+        await start(bench, the_worker, running)
+
+        await bench.clock.advance(1.9)
+        assert bench.script.started == []
+        await bench.clock.advance(0.1)
+
+        assert bench.script.returned == ["later"]
+        # Within a poll interval of the pass: straight to the claim, no second pass.
+        assert store.count("recover_expired") == 1
+
+    async def test_a_worker_wakes_for_an_item_due_in_less_than_a_second(
+        self, bench: Bench, store: RoundTripStore, running: list[tuple[Worker, asyncio.Task[None]]]
+    ) -> None:
+        await bench.enqueue("soon", delay=0.25)
+        the_worker = worker(bench, store)
+        await start(bench, the_worker, running)
+
+        await bench.clock.advance(0.24)
+        assert bench.script.started == []
+        await bench.clock.advance(0.01)
+
+        assert bench.script.returned == ["soon"]
+
+    async def test_an_item_due_after_the_poll_interval_is_run_when_it_is_due(
+        self, bench: Bench, store: RoundTripStore, running: list[tuple[Worker, asyncio.Task[None]]]
+    ) -> None:
+        await bench.enqueue("much later", delay=7)
+        the_worker = worker(bench, store)
+        await start(bench, the_worker, running)
+
+        await bench.clock.advance(5)
+        assert store.count("recover_expired") == 2
+        await bench.clock.advance(1.9)
+        assert bench.script.started == []
+        await bench.clock.advance(0.1)
+
+        assert bench.script.returned == ["much later"]
+
+    async def test_a_delayed_enqueue_while_idle_tells_the_worker_when_to_wake(
+        self, bench: Bench, store: RoundTripStore, running: list[tuple[Worker, asyncio.Task[None]]]
+    ) -> None:
+        the_worker = worker(bench, store, notifications=bench.notifications)
+        await start(bench, the_worker, running)
+        await bench.clock.advance(1)
+
+        await bench.enqueue("soon", delay=1)
+        await bench.clock.settle()
+        assert bench.script.started == []
+        await bench.clock.advance(1)
+
+        assert bench.script.returned == ["soon"]
+
+    async def test_a_store_that_cannot_say_when_leaves_the_worker_polling(
+        self,
+        bench: Bench,
+        store: RoundTripStore,
+        running: list[tuple[Worker, asyncio.Task[None]]],
+        monkeypatch: pytest.MonkeyPatch,
+    ) -> None:
+        async def cannot_say(kinds: Collection[str]) -> None:
+            raise StoreUnavailableError("connection lost")
+
+        monkeypatch.setattr(bench.store, "next_run_at", cannot_say)
+        await bench.enqueue("later", delay=2)
+        the_worker = worker(bench, store)
+        await start(bench, the_worker, running)
+
+        await bench.clock.advance(4.9)
+        assert bench.script.started == []
+        await bench.clock.advance(0.1)
+
+        assert bench.script.returned == ["later"]

@@ -97,7 +97,8 @@ class TestEachNextItemIsClaimedWithTheLastCompletion:
         await start(bench, claiming_worker(bench, spy), running)
 
         assert count_lines(debug_log) == ["ran 3 items in 0.000 s: 3 succeeded (alpha)"]
-        assert spy.calls == ["claim"] + ["complete_and_claim"] * 3 + ["claim"]
+        claims = [call for call in spy.calls if call != "next_run_at"]
+        assert claims == ["claim"] + ["complete_and_claim"] * 3 + ["claim"]
         assert bench.script.returned == ["a", "b", "c"]
 
     async def test_a_stop_during_the_combined_call_releases_the_item_it_claimed(
