@@ -29,9 +29,11 @@ from workqueue._version import __version__
 from workqueue.domain import UnknownKindError
 from workqueue.entrypoints.commands import (
     cancel_item,
+    delay_text,
     enqueue_work,
     migrate_database,
     requeue_item,
+    run_at_text,
     show_status,
 )
 from workqueue.entrypoints.exit_status import ExitStatus, exit_status_for, interrupted_status
@@ -100,6 +102,24 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="KEY",
         help="absorb this enqueue into a queued item of KIND with the same key",
     )
+    enqueue.add_argument(
+        "--priority",
+        type=int,
+        default=0,
+        metavar="P",
+        help="from -100 to 100, larger runs sooner (default: 0)",
+    )
+    when = enqueue.add_mutually_exclusive_group()
+    when.add_argument(
+        "--run-at",
+        metavar="TIME",
+        help="not before TIME, ISO 8601 with its time zone (e.g. 2026-12-24T18:00:00+01:00)",
+    )
+    when.add_argument(
+        "--delay",
+        metavar="DURATION",
+        help="not before DURATION from now (e.g. 90, 30s, 5m, 2h, 1d)",
+    )
     _app_option(enqueue)
 
     cancel = commands.add_parser(
@@ -164,7 +184,14 @@ def _command(
     if args.command == "requeue":
         return requeue_item(container, out, item_id=args.item_id)
     return enqueue_work(
-        container, out, kind=args.kind, payload_json=args.payload, dedup_key=args.dedup_key
+        container,
+        out,
+        kind=args.kind,
+        payload_json=args.payload,
+        dedup_key=args.dedup_key,
+        priority=args.priority,
+        run_at=None if args.run_at is None else run_at_text(args.run_at),
+        delay=None if args.delay is None else delay_text(args.delay),
     )
 
 

@@ -145,6 +145,10 @@ def render_text(report: StatusReport) -> str:
             f"  #{item.id} {item.kind} {item.status.value}"
             f" attempt={item.attempt} stalls={item.stalls}"
         )
+        if item.priority:
+            line += f" priority={item.priority}"
+        if item.run_at > report.now:  # only a queued item's can be still to come
+            line += f" waits until {_timestamp(item.run_at)}"
         if item.status is WorkStatus.RUNNING:
             line += f" worker={item.worker_id} heartbeat={report.heartbeat_age(item)}s ago"
         if item.cancel_reason is not None:  # only a running item's can be set
@@ -175,6 +179,8 @@ def _item_document(report: StatusReport, item: WorkItem) -> dict[str, JsonValue]
         "dedup_key": item.dedup_key,
         "worker_id": item.worker_id,
         "enqueued_at": _timestamp(item.enqueued_at),
+        "priority": item.priority,
+        "run_at": _timestamp(item.run_at),
         "heartbeat_age_seconds": report.heartbeat_age(item),
         "finished_at": _timestamp(item.finished_at),
         "progress": item.progress,

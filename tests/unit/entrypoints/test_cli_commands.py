@@ -12,7 +12,7 @@ import os
 import signal
 import sys
 from collections.abc import AsyncIterator, Iterator
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -25,6 +25,8 @@ from workqueue.adapters.postgres import SchemaNotCurrentError
 from workqueue.domain import (
     MAX_DEDUP_KEY_LENGTH,
     InvalidDedupKeyError,
+    InvalidPriorityError,
+    InvalidRunAtError,
     RunOutcome,
     TokenCleanup,
     WorkItemRetention,
@@ -97,6 +99,14 @@ class TestEnqueue:
                 ["token_cleanup", "--dedup-key", "k" * (MAX_DEDUP_KEY_LENGTH + 1)],
                 f"the limit is {MAX_DEDUP_KEY_LENGTH}",
             ),
+            (["token_cleanup", "--priority", "101"], "priority must be from -100 to 100, not 101"),
+            (
+                ["token_cleanup", "--run-at", "2030-01-01T09:00"],
+                "run_at must have a time zone, not the naive time 2030-01-01T09:00:00",
+            ),
+            (["token_cleanup", "--run-at", "soon"], "--run-at 'soon' is not an ISO 8601 time"),
+            (["token_cleanup", "--delay=-1s"], "delay must not be negative, not -1 seconds"),
+            (["token_cleanup", "--delay", "a while"], "--delay 'a while': expected a duration"),
         ],
     )
     def test_bad_input_is_one_line_on_stderr_exit_two_and_nothing_inserted(
@@ -109,6 +119,45 @@ class TestEnqueue:
         assert run.err.startswith("workqueue: ")
         assert message in run.err
         assert run.err.count("\n") == 1
+        assert world.state.items == {}
+
+    @pytest.mark.parametrize(
+        ("argv", "priority", "run_at"),
+        [
+            ([], 0, datetime(2026, 1, 1, tzinfo=UTC)),
+            (["--priority", "-100"], -100, datetime(2026, 1, 1, tzinfo=UTC)),
+            (
+                ["--priority", "100", "--delay", "90"],
+                100,
+                datetime(2026, 1, 1, 0, 1, 30, tzinfo=UTC),
+            ),
+            (["--delay", "PT2H"], 0, datetime(2026, 1, 1, 2, tzinfo=UTC)),
+            (
+                ["--run-at", "2026-01-02T10:00:00+01:00"],
+                0,
+                datetime(2026, 1, 2, 9, tzinfo=UTC),
+            ),
+            (["--run-at", "2026-01-02T09:00:00Z"], 0, datetime(2026, 1, 2, 9, tzinfo=UTC)),
+        ],
+    )
+    def test_an_enqueue_takes_a_priority_and_a_run_at_or_a_delay(
+        self, world: WorkerWorld, argv: list[str], priority: int, run_at: datetime
+    ) -> None:
+        run = world.cli("enqueue", "token_cleanup", *argv)
+
+        assert (run.status, run.err) == (0, "")
+        (item,) = world.state.snapshot()
+        assert (item.priority, item.run_at) == (priority, run_at)
+
+    def test_a_run_at_and_a_delay_together_are_a_usage_error(
+        self, world: WorkerWorld, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        run = world.cli(
+            "enqueue", "token_cleanup", "--run-at", "2026-01-02T09:00:00Z", "--delay", "5"
+        )
+
+        assert run.status == 2
+        assert "argument --delay: not allowed with argument --run-at" in capsys.readouterr().err
         assert world.state.items == {}
 
     def test_an_unknown_kind_without_an_application_says_how_to_name_one(
@@ -397,6 +446,7 @@ options:
 """,
     ("enqueue",): """\
 usage: workqueue enqueue [-h] [--payload JSON] [--dedup-key KEY]
+                         [--priority P] [--run-at TIME | --delay DURATION]
                          [--app MODULE[:ATTRIBUTE]]
                          KIND
 
@@ -408,6 +458,11 @@ options:
   --payload JSON        the payload as JSON (default: {})
   --dedup-key KEY       absorb this enqueue into a queued item of KIND with
                         the same key
+  --priority P          from -100 to 100, larger runs sooner (default: 0)
+  --run-at TIME         not before TIME, ISO 8601 with its time zone (e.g.
+                        2026-12-24T18:00:00+01:00)
+  --delay DURATION      not before DURATION from now (e.g. 90, 30s, 5m, 2h,
+                        1d)
   --app MODULE[:ATTRIBUTE]
                         the application (a WorkQueueApp) whose kinds join the
                         built-in ones (default: WORKQUEUE_APP)
@@ -823,6 +878,23 @@ async def test_a_bad_dedup_key_is_refused_before_the_database_is_asked_anything(
 
     with pytest.raises(InvalidDedupKeyError):
         await enqueue_work(world.container(), io.StringIO(), kind="token_cleanup", dedup_key=" ")
+
+
+@pytest.mark.parametrize(
+    ("timing", "error"),
+    [
+        ({"priority": -101}, InvalidPriorityError),
+        ({"run_at": datetime(2026, 1, 2)}, InvalidRunAtError),
+        ({"delay": timedelta(seconds=-1)}, InvalidRunAtError),
+    ],
+)
+async def test_a_bad_priority_or_time_is_refused_before_the_database_is_asked_anything(
+    world: WorkerWorld, timing: dict[str, Any], error: type[Exception]
+) -> None:
+    world.schema.missing = ["0001_work_items"]
+
+    with pytest.raises(error):
+        await enqueue_work(world.container(), io.StringIO(), kind="token_cleanup", **timing)
 
 
 async def test_status_is_text_unless_json_is_asked_for(world: WorkerWorld) -> None:

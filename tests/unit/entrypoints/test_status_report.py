@@ -52,7 +52,8 @@ class Queue:
 
 @pytest.fixture
 async def busy() -> Queue:
-    """One failed, one running (heartbeat 1.56 s ago, progress reported) and one queued item."""
+    """One failed, one running (heartbeat 1.56 s ago, progress reported) and one queued item,
+    waiting ten minutes at priority 5."""
     world = Queue()
     await world.clock.advance(1)
     await world.fail_one("RuntimeError: disk full\nTraceback...")
@@ -66,7 +67,9 @@ async def busy() -> Queue:
         claimed.lease, progress={"zeta": "é", "deleted": 12}, lease_duration=LEASE
     )
     await world.clock.advance(1.56)
-    await world.queue.enqueue(TokenCleanup(), dedup_key="periodic")
+    await world.queue.enqueue(
+        TokenCleanup(), dedup_key="periodic", priority=5, delay=timedelta(minutes=10)
+    )
     return world
 
 
@@ -81,7 +84,8 @@ async def test_the_text_report_in_full(busy: Queue) -> None:
         "queued and running: 2\n"
         "  #2 work_item_retention running attempt=1 stalls=0 worker=w-1 heartbeat=1.6s ago"
         ' progress={"deleted":12,"zeta":"é"}\n'
-        "  #3 token_cleanup queued attempt=0 stalls=0\n"
+        "  #3 token_cleanup queued attempt=0 stalls=0 priority=5"
+        " waits until 2026-01-01T00:10:05Z\n"
         "\n"
         "failed or cancelled: 1\n"
         "  #1 token_cleanup failed attempt=1 stalls=0 finished=2026-01-01T00:00:01Z"
@@ -123,6 +127,8 @@ async def test_the_json_report_in_full(busy: Queue) -> None:
       "dedup_key": null,
       "worker_id": "w-1",
       "enqueued_at": "2026-01-01T00:00:01Z",
+      "priority": 0,
+      "run_at": "2026-01-01T00:00:01Z",
       "heartbeat_age_seconds": 1.6,
       "finished_at": null,
       "progress": {
@@ -141,6 +147,8 @@ async def test_the_json_report_in_full(busy: Queue) -> None:
       "dedup_key": "periodic",
       "worker_id": null,
       "enqueued_at": "2026-01-01T00:00:05Z",
+      "priority": 5,
+      "run_at": "2026-01-01T00:10:05Z",
       "heartbeat_age_seconds": null,
       "finished_at": null,
       "progress": null,
@@ -159,6 +167,8 @@ async def test_the_json_report_in_full(busy: Queue) -> None:
       "dedup_key": null,
       "worker_id": "w-old",
       "enqueued_at": "2026-01-01T00:00:01Z",
+      "priority": 0,
+      "run_at": "2026-01-01T00:00:01Z",
       "heartbeat_age_seconds": null,
       "finished_at": "2026-01-01T00:00:01Z",
       "progress": null,
@@ -168,6 +178,14 @@ async def test_the_json_report_in_full(busy: Queue) -> None:
   ]
 }"""
     )
+
+
+async def test_an_item_due_now_waits_for_nothing(busy: Queue) -> None:
+    await busy.queue.enqueue(TokenCleanup(), run_at=busy.clock.now())
+
+    lines = render_text(await busy.report()).splitlines()
+
+    assert "  #4 token_cleanup queued attempt=0 stalls=0" in lines
 
 
 async def test_bounded_lists_say_how_many_of_how_many_they_show(busy: Queue) -> None:
@@ -181,8 +199,9 @@ async def test_bounded_lists_say_how_many_of_how_many_they_show(busy: Queue) -> 
     assert [line for line in lines if line.startswith("  #")] == [
         "  #2 work_item_retention running attempt=1 stalls=0 worker=w-1 heartbeat=1.6s ago"
         ' progress={"deleted":12,"zeta":"é"}',
-        "  #4 token_cleanup queued attempt=0 stalls=0",
-        "  #3 token_cleanup failed attempt=1 stalls=0 finished=2026-01-01T00:00:05Z error: second",
+        # The waiting item is the oldest queued; the claim took the one enqueued after it.
+        "  #3 token_cleanup queued attempt=0 stalls=0 priority=5 waits until 2026-01-01T00:10:05Z",
+        "  #4 token_cleanup failed attempt=1 stalls=0 finished=2026-01-01T00:00:05Z error: second",
     ]
 
 
@@ -248,6 +267,8 @@ def failure(error: str | None) -> WorkItem:
         stalls=0,
         dedup_key=None,
         enqueued_at=T0,
+        priority=0,
+        run_at=T0,
         started_at=T0,
         heartbeat_at=T0,
         lease_expires_at=None,

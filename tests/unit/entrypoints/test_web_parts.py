@@ -399,6 +399,8 @@ def test_only_a_running_item_has_a_lease_left() -> None:
         stalls=0,
         dedup_key=None,
         enqueued_at=now,
+        priority=0,
+        run_at=now,
         started_at=now,
         heartbeat_at=now,
         lease_expires_at=now + timedelta(seconds=30),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import re
+from datetime import timedelta
 
 import pytest
 from web_world import KINDS, LEASE, WebWorld
@@ -158,6 +159,8 @@ class TestRunning:
             "dedup_key": None,
             "worker_id": "w-2",
             "enqueued_at": "2026-01-01T00:00:00Z",
+            "priority": 0,
+            "run_at": "2026-01-01T00:00:00Z",
             "started_at": "2026-01-01T00:00:00Z",
             "heartbeat_at": "2026-01-01T00:00:02Z",
             "lease_expires_at": "2026-01-01T00:01:02Z",
@@ -356,6 +359,22 @@ class TestItem:
         assert "<html" not in fragment
         assert f"Item #{item.id}: token_cleanup, failed" in fragment
         assert fragment.strip() in html
+
+    async def test_a_waiting_item_shows_its_priority_and_when_it_runs(
+        self, world: WebWorld
+    ) -> None:
+        waiting = await world.queue.enqueue(TokenCleanup(), priority=-7, delay=timedelta(hours=2))
+
+        async with world.client() as client:
+            document = (await client.get(f"/api/items/{waiting.id}")).json()
+            html = (await client.get(f"/items/{waiting.id}")).text
+
+        assert (document["item"]["priority"], document["item"]["run_at"]) == (
+            -7,
+            "2026-01-01T02:00:00Z",
+        )
+        assert '<th scope="row">priority</th><td>-7</td>' in html
+        assert '<th scope="row">run_at</th><td>2026-01-01T02:00:00Z</td>' in html
 
     async def test_a_missing_item_is_a_404(self, world: WebWorld) -> None:
         async with world.client() as client:

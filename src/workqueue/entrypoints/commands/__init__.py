@@ -8,8 +8,16 @@ the error into one line and an exit status.
 from __future__ import annotations
 
 from workqueue.entrypoints.commands.cancel import cancel_item, requeue_item
-from workqueue.entrypoints.commands.enqueue import enqueue_work
+from workqueue.entrypoints.commands.enqueue import delay_text, enqueue_work, run_at_text
 from workqueue.entrypoints.commands.migrate import migrate_database
 from workqueue.entrypoints.commands.status import show_status
 
-__all__ = ["cancel_item", "enqueue_work", "migrate_database", "requeue_item", "show_status"]
+__all__ = [
+    "cancel_item",
+    "delay_text",
+    "enqueue_work",
+    "migrate_database",
+    "requeue_item",
+    "run_at_text",
+    "show_status",
+]

@@ -2,12 +2,53 @@
 
 from __future__ import annotations
 
+from datetime import datetime, timedelta
 from typing import TextIO
 
-from workqueue.domain import EnqueueResult, check_dedup_key
-from workqueue.entrypoints.worker.container import WorkerContainer, provide
+from pydantic import TypeAdapter, ValidationError
 
-__all__ = ["enqueue_work"]
+from workqueue.domain import (
+    DEFAULT_PRIORITY,
+    EnqueueResult,
+    InvalidRunAtError,
+    check_aware,
+    check_dedup_key,
+    check_delay,
+    check_priority,
+    check_when,
+)
+from workqueue.entrypoints.worker.container import WorkerContainer, provide
+from workqueue.entrypoints.worker.durations import DURATION_HINT, Duration
+
+__all__ = ["delay_text", "enqueue_work", "run_at_text"]
+
+_DURATION: TypeAdapter[timedelta] = TypeAdapter(Duration)
+
+
+def run_at_text(text: str) -> datetime:
+    """``--run-at``: an ISO 8601 time, which must name its time zone (``Z`` or an offset).
+
+    :raises InvalidRunAtError: if ``text`` is no ISO 8601 time, or names no time zone.
+    """
+    try:
+        run_at = datetime.fromisoformat(text)
+    except ValueError:
+        raise InvalidRunAtError(
+            f"--run-at {text!r} is not an ISO 8601 time, e.g. 2026-12-24T18:00:00+01:00"
+        ) from None
+    return check_aware(run_at)
+
+
+def delay_text(text: str) -> timedelta:
+    """``--delay``: a duration such as ``90``, ``30s``, ``5m``, ``2h``, ``1d`` or ``PT5M``.
+
+    :raises InvalidRunAtError: if ``text`` is no duration.
+    """
+    try:
+        delay = _DURATION.validate_python(text)
+    except ValidationError:
+        raise InvalidRunAtError(f"--delay {text!r}: {DURATION_HINT}") from None
+    return check_delay(delay)
 
 
 async def enqueue_work(
@@ -17,6 +58,9 @@ async def enqueue_work(
     kind: str,
     payload_json: str = "{}",
     dedup_key: str | None = None,
+    priority: int = DEFAULT_PRIORITY,
+    run_at: datetime | None = None,
+    delay: timedelta | None = None,
 ) -> EnqueueResult:
     """Validate ``payload_json`` through the kind's model and enqueue it.
 
@@ -25,12 +69,17 @@ async def enqueue_work(
     it was created or absorbed by a queued item with the same dedup key.
 
     :raises InvalidDedupKeyError: if ``dedup_key`` is empty, blank or too long.
+    :raises InvalidPriorityError: if ``priority`` is not from -100 to 100.
+    :raises InvalidRunAtError: if ``run_at`` has no time zone, ``delay`` is negative, or
+        both are given.
     :raises UnknownKindError: if no payload model serves ``kind``.
     :raises AppLoadError: if the application (``--app``) cannot be loaded.
     :raises InvalidPayloadError: if ``payload_json`` is not JSON or does not validate.
     :raises SchemaNotCurrentError: if the database is not migrated.
     """
     check_dedup_key(dedup_key)
+    check_priority(priority)
+    check_when(run_at, delay)
     # The payload half of the registry: no handler is built, no database reached,
     # so bad input is refused at once (and the embedded server not started for it).
     catalog = await provide(container.catalog)
@@ -38,7 +87,9 @@ async def enqueue_work(
     schema = await provide(container.schema)
     await schema.check_current()
     queue = await provide(container.work_queue)
-    result = await queue.enqueue(payload, dedup_key=dedup_key)
+    result = await queue.enqueue(
+        payload, dedup_key=dedup_key, priority=priority, run_at=run_at, delay=delay
+    )
     if result.created:
         print(f"created item {result.id} ({kind})", file=out)
     else:

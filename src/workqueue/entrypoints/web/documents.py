@@ -81,6 +81,8 @@ def item_document(item: WorkItem, now: datetime) -> dict[str, JsonValue]:
         "dedup_key": item.dedup_key,
         "worker_id": item.worker_id,
         "enqueued_at": timestamp(item.enqueued_at),
+        "priority": item.priority,
+        "run_at": timestamp(item.run_at),
         "started_at": timestamp(item.started_at),
         "heartbeat_at": timestamp(item.heartbeat_at),
         "lease_expires_at": timestamp(item.lease_expires_at),
