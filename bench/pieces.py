@@ -53,6 +53,8 @@ class InstantStore:
                 stalls=0,
                 dedup_key=None,
                 enqueued_at=_NOW,
+                priority=0,
+                run_at=_NOW,
                 started_at=_NOW,
                 heartbeat_at=_NOW,
                 lease_expires_at=_NOW + timedelta(seconds=60),

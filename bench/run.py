@@ -28,6 +28,7 @@ from bench.workloads.heartbeats import heartbeats
 from bench.workloads.lanes import lanes
 from bench.workloads.latency import latency
 from bench.workloads.producers import producers
+from bench.workloads.waiting import waiting
 
 __all__ = ["WORKLOADS", "main"]
 
@@ -40,6 +41,7 @@ WORKLOADS: dict[str, Workload] = {
     "producers": producers,
     "w4": latency,
     "w5": growth,
+    "waiting": waiting,
     "hot": heartbeats,
     "lanes": lanes,
 }

@@ -44,6 +44,9 @@ class BenchSettings:
     # W5: the claim + complete cycle next to a small and a large history.
     growth_rows: tuple[int, int] = (10_000, 1_000_000)
     growth_cycles: int = 2_000
+    # Waiting: the claim + complete cycle beside this many items waiting for their
+    # run_at (due tomorrow, at the highest priority), against none.
+    waiting_rows: int = 1_000_000
     # Retention: claims during a purge of this many finished rows.
     purge_rows: int = 1_000_000
     # Heartbeats: items long enough to heartbeat many times, on packed pages.
@@ -74,6 +77,7 @@ def quick_settings() -> BenchSettings:
         latency_warmup=2,
         growth_rows=(2_000, 100_000),
         growth_cycles=300,
+        waiting_rows=100_000,
         purge_rows=100_000,
         busy_items=4,
         busy_seconds=0.5,

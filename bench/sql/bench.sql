@@ -12,6 +12,17 @@ SELECT 'bench_noop', '{}'::jsonb, 'succeeded', 1, 0, t, t, t, t, 'bench-seed'
 FROM (SELECT $2::timestamptz + g * interval '1 millisecond' AS t
       FROM generate_series(1, $1::integer) AS g) AS stamps;
 
+-- name: seed_waiting
+-- $1 how many rows, $2 their run_at, the time they become claimable. Rows look
+-- like items enqueued with that run_at at the highest priority: queued and
+-- delayed, so they sit in the waiting index (work_items_delayed) as an enqueue
+-- leaves them (docs/adr/0030).
+INSERT INTO work_items (kind, payload, status, attempt, stalls, enqueued_at, priority, run_at,
+                        delayed)
+SELECT 'bench_noop', '{}'::jsonb, 'queued', 0, 0, $2::timestamptz - interval '1 day', 100,
+       $2::timestamptz, true
+FROM generate_series(1, $1::integer);
+
 -- name: unfinished
 -- How many items are still queued or running; two partial indexes answer it.
 SELECT count(*) FROM work_items WHERE status IN ('queued', 'running');

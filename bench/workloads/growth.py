@@ -42,7 +42,7 @@ from workqueue.application import ExecutionStatus, KindRegistry, WorkExecutor
 from workqueue.domain import EnqueueRequest, RunOutcome, TokenCleanup, WorkItemRetention, WorkKind
 from workqueue.entrypoints.worker.handlers import TokenCleanupHandler, WorkItemRetentionHandler
 
-__all__ = ["growth"]
+__all__ = ["growth", "mean_cycles"]
 
 _LEASE = timedelta(seconds=60)
 _RETENTION = timedelta(days=30)
@@ -78,7 +78,7 @@ async def growth(server: BenchServer, settings: BenchSettings) -> WorkloadReport
         ):
             await seed_finished(small_dsn, small)
             await seed_finished(large_dsn, large)
-            small_cycle, large_cycle = await _mean_cycles(
+            small_cycle, large_cycle = await mean_cycles(
                 (small_dsn, large_dsn), settings.growth_cycles, settings.batch_size
             )
             purge = await _purge_with_claims(large_dsn, expected=large)
@@ -99,7 +99,7 @@ async def growth(server: BenchServer, settings: BenchSettings) -> WorkloadReport
     return report
 
 
-async def _mean_cycles(dsns: tuple[str, str], cycles: int, batch_size: int) -> tuple[float, float]:
+async def mean_cycles(dsns: tuple[str, str], cycles: int, batch_size: int) -> tuple[float, float]:
     """Seconds per claim + complete cycle in each database, over ``cycles`` fresh items each."""
     clock = SystemClock()
     pools = [await create_pool(dsn, min_size=1, max_size=1) for dsn in dsns]

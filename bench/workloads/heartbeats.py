@@ -43,7 +43,7 @@ from workqueue.adapters.postgres import (
     create_pool,
 )
 from workqueue.application import ExecutorSettings, WorkExecutor
-from workqueue.domain import EnqueueRequest, Lease, ProgressSnapshot
+from workqueue.domain import EnqueueRequest, HeartbeatAnswer, Lease, ProgressSnapshot
 
 __all__ = ["heartbeats"]
 
@@ -58,11 +58,11 @@ class _HeartbeatCountingStore(PostgresWorkStore):
 
     async def heartbeat(
         self, lease: Lease, *, progress: JsonValue | ProgressSnapshot, lease_duration: timedelta
-    ) -> bool:
-        held = await super().heartbeat(lease, progress=progress, lease_duration=lease_duration)
-        if held:
+    ) -> HeartbeatAnswer:
+        answer = await super().heartbeat(lease, progress=progress, lease_duration=lease_duration)
+        if answer is not HeartbeatAnswer.LOST:
             self.beats += 1
-        return held
+        return answer
 
 
 async def heartbeats(server: BenchServer, settings: BenchSettings) -> WorkloadReport:
