@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     )
     from workqueue.adapters.psycopg import PsycopgWorkQueue
     from workqueue.domain import (
+        Backoff,
         Clock,
         EnqueueFailedError,
         EnqueueRequest,
@@ -39,10 +40,13 @@ if TYPE_CHECKING:
         InsideTransactionError,
         InvalidDedupKeyError,
         InvalidPayloadError,
+        InvalidPolicyError,
         InvalidPriorityError,
         InvalidRunAtError,
+        KindPolicy,
         KindRegistryError,
         PayloadDefinitionError,
+        Snooze,
         StoreUnavailableError,
         UnknownKindError,
         WorkContext,
@@ -72,6 +76,9 @@ _HOME = {
     "WorkHandler": "workqueue.domain",
     "WorkContext": "workqueue.domain",
     "WorkSchedule": "workqueue.domain",
+    "KindPolicy": "workqueue.domain",
+    "Snooze": "workqueue.domain",
+    "Backoff": "workqueue.domain",
     "WorkQueueApp": "workqueue.entrypoints.worker.app",
     "WorkerResources": "workqueue.entrypoints.worker.app",
     # the errors a producer or an application may catch
@@ -79,6 +86,7 @@ _HOME = {
     "EnqueueFailedError": "workqueue.domain",
     "InsideTransactionError": "workqueue.domain",
     "InvalidDedupKeyError": "workqueue.domain",
+    "InvalidPolicyError": "workqueue.domain",
     "InvalidPriorityError": "workqueue.domain",
     "InvalidRunAtError": "workqueue.domain",
     "InvalidPayloadError": "workqueue.domain",
@@ -92,6 +100,7 @@ _HOME = {
 }
 
 __all__ = [
+    "Backoff",
     "Clock",
     "EnqueueFailedError",
     "EnqueueRequest",
@@ -99,8 +108,10 @@ __all__ = [
     "InsideTransactionError",
     "InvalidDedupKeyError",
     "InvalidPayloadError",
+    "InvalidPolicyError",
     "InvalidPriorityError",
     "InvalidRunAtError",
+    "KindPolicy",
     "KindRegistryError",
     "MigrationError",
     "MissingExtraError",
@@ -108,6 +119,7 @@ __all__ = [
     "PostgresWorkQueue",
     "PsycopgWorkQueue",
     "SchemaNotCurrentError",
+    "Snooze",
     "StoreUnavailableError",
     "SystemClock",
     "UnknownKindError",

@@ -36,9 +36,14 @@ def our_modules() -> list[ModuleType]:
     return modules
 
 
-def our_errors() -> dict[str, type[BaseException]]:
+# Exceptions a handler raises to ask the worker for something, which the queue
+# itself never raises: not errors, so no ``except WorkQueueError`` may catch them.
+HANDLER_REQUESTS = {"Snooze"}
+
+
+def our_exceptions() -> dict[str, type[BaseException]]:
     """Every exception class defined under src/, by name."""
-    errors: dict[str, type[BaseException]] = {}
+    found: dict[str, type[BaseException]] = {}
     for module in our_modules():
         for name, value in vars(module).items():
             if (
@@ -46,8 +51,22 @@ def our_errors() -> dict[str, type[BaseException]]:
                 and issubclass(value, BaseException)
                 and value.__module__ == module.__name__
             ):
-                errors[name] = value
-    return errors
+                found[name] = value
+    return found
+
+
+def our_errors() -> dict[str, type[BaseException]]:
+    """Every exception class defined under src/ that the queue raises, by name."""
+    return {name: value for name, value in our_exceptions().items() if name not in HANDLER_REQUESTS}
+
+
+def test_a_handlers_request_is_no_error_of_the_queue() -> None:
+    requests = {name: value for name, value in our_exceptions().items() if name in HANDLER_REQUESTS}
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+
+    assert sorted(requests) == sorted(HANDLER_REQUESTS)
+    assert [name for name, value in requests.items() if issubclass(value, WorkQueueError)] == []
+    assert [name for name in requests if f"`{name}(" not in readme] == []
 
 
 def test_every_error_the_queue_defines_derives_from_work_queue_error() -> None:

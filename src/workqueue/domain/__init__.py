@@ -18,6 +18,7 @@ from workqueue.domain.errors import (
     InsideTransactionError,
     InvalidDedupKeyError,
     InvalidPayloadError,
+    InvalidPolicyError,
     InvalidPriorityError,
     InvalidRunAtError,
     KindRegistryError,
@@ -27,18 +28,26 @@ from workqueue.domain.errors import (
     WorkQueueError,
 )
 from workqueue.domain.handler import WorkContext, WorkHandler
-from workqueue.domain.items import Lease, WorkItem
+from workqueue.domain.items import Failure, Lease, WorkItem
 from workqueue.domain.kinds import WorkKind, kind_name
 from workqueue.domain.maintenance import TokenCleanup, WorkItemRetention
 from workqueue.domain.monitor import LIVE_STATUSES, UNSUCCESSFUL_STATUSES, WorkMonitor
 from workqueue.domain.notifications import WorkNotifications
 from workqueue.domain.payload import WorkPayload
 from workqueue.domain.payload_check import checked_payload_json
-from workqueue.domain.policy import DEFAULT_POLICY, KindPolicy
+from workqueue.domain.policy import DEFAULT_POLICY, Backoff, KindPolicy
 from workqueue.domain.progress import SNAPSHOT_JSON, ProgressSnapshot, progress_value
 from workqueue.domain.queue import EnqueueRequest, EnqueueResult, WorkQueue
-from workqueue.domain.run_outcome import RunEnding, RunOutcome, stalled_error, superseded_error
+from workqueue.domain.run_outcome import (
+    RETURNING_ENDINGS,
+    RunEnding,
+    RunOutcome,
+    snoozed_out_error,
+    stalled_error,
+    superseded_error,
+)
 from workqueue.domain.schedule import PERIODIC_DEDUP_KEY, WorkSchedule
+from workqueue.domain.snooze import Snooze
 from workqueue.domain.status import FINISHED_STATUSES, WorkStatus
 from workqueue.domain.storable import spelled_out, unstorable_character
 from workqueue.domain.store import LeaseProgress, RecoveryResult, WorkStore
@@ -65,17 +74,21 @@ __all__ = [
     "MAX_PRIORITY",
     "MIN_PRIORITY",
     "PERIODIC_DEDUP_KEY",
+    "RETURNING_ENDINGS",
     "SNAPSHOT_JSON",
     "UNSUCCESSFUL_STATUSES",
+    "Backoff",
     "CancelOutcome",
     "Clock",
     "EnqueueFailedError",
     "EnqueueRequest",
     "EnqueueResult",
+    "Failure",
     "HeartbeatAnswer",
     "InsideTransactionError",
     "InvalidDedupKeyError",
     "InvalidPayloadError",
+    "InvalidPolicyError",
     "InvalidPriorityError",
     "InvalidRunAtError",
     "KindPolicy",
@@ -90,6 +103,7 @@ __all__ = [
     "RequeueResult",
     "RunEnding",
     "RunOutcome",
+    "Snooze",
     "StoreUnavailableError",
     "TokenCleanup",
     "UnknownKindError",
@@ -121,6 +135,7 @@ __all__ = [
     "next_run_at",
     "progress_value",
     "run_at_of",
+    "snoozed_out_error",
     "spelled_out",
     "stalled_error",
     "superseded_error",

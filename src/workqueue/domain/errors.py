@@ -29,6 +29,7 @@ __all__ = [
     "InsideTransactionError",
     "InvalidDedupKeyError",
     "InvalidPayloadError",
+    "InvalidPolicyError",
     "InvalidPriorityError",
     "InvalidRunAtError",
     "KindRegistryError",
@@ -76,6 +77,11 @@ class InvalidDedupKeyError(WorkQueueError, ValueError):
 
 class InvalidPriorityError(WorkQueueError, ValueError):
     """A priority that is not an integer from -100 to 100 (``domain/timing.py``)."""
+
+
+class InvalidPolicyError(WorkQueueError, ValueError):
+    """A kind's policy that cannot hold: attempts below 1, a backoff out of range
+    (``domain/policy.py``)."""
 
 
 class InvalidRunAtError(WorkQueueError, ValueError):

@@ -50,7 +50,10 @@ class WorkHandler(ABC, Generic[P]):
         class TokenCleanupHandler(WorkHandler[TokenCleanup]):
             async def handle(self, payload: TokenCleanup, ctx: WorkContext) -> None: ...
 
-    A handler that returns has succeeded; one that raises has failed (no retry).
+    A handler that returns has succeeded, and what it returns (JSON, or None) is
+    the item's result; one that raises has failed, and runs again if its kind's
+    ``policy`` has attempts left; one that raises :class:`~workqueue.domain.Snooze`
+    runs again after the snooze's delay, without a failure (ADR 0031).
     It may be cancelled at any await when its lease is lost or the worker stops.
     In src/, handlers live only in ``entrypoints/worker/handlers``.
     """
@@ -69,5 +72,5 @@ class WorkHandler(ABC, Generic[P]):
                     cls.payload_type = argument
 
     @abstractmethod
-    async def handle(self, payload: P, ctx: WorkContext) -> None:
-        """Do the work described by ``payload``."""
+    async def handle(self, payload: P, ctx: WorkContext) -> JsonValue:
+        """Do the work described by ``payload``; return its result, if it has one."""

@@ -10,7 +10,7 @@ from pydantic import JsonValue
 
 from workqueue.domain.status import WorkStatus
 
-__all__ = ["Lease", "WorkItem"]
+__all__ = ["Failure", "Lease", "WorkItem"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,6 +26,15 @@ class Lease:
 
 
 @dataclass(frozen=True, slots=True)
+class Failure:
+    """One failure of an item's handler (or its last stall): which attempt, when, and why."""
+
+    attempt: int
+    at: datetime
+    error: str
+
+
+@dataclass(frozen=True, slots=True)
 class WorkItem:
     """One row of ``work_items``.
 
@@ -34,6 +43,10 @@ class WorkItem:
     (-100..100, larger first) and ``run_at`` (the time from which it is claimable;
     its enqueue time unless the producer gave one) order and time its claims
     (``domain/timing.py``, ``domain/claim_order.py``, docs/adr/0030).
+    ``failures`` holds every failure of its handler in order, the one that failed
+    it too (its count is what a retry policy counts); ``snoozes`` how many times
+    its handler asked to run again later; ``result`` what its handler returned
+    when it succeeded (docs/adr/0031).
     """
 
     id: int
@@ -54,6 +67,9 @@ class WorkItem:
     progress: JsonValue
     error: str | None
     cancel_reason: str | None = None
+    failures: tuple[Failure, ...] = ()
+    snoozes: int = 0
+    result: JsonValue = None
 
     @property
     def lease(self) -> Lease:

@@ -2,19 +2,24 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 import pytest
 
 from workqueue.domain import (
     DEFAULT_CANCEL_REASON,
+    RETURNING_ENDINGS,
     ProgressSnapshot,
     RunEnding,
     RunOutcome,
     WorkStatus,
+    snoozed_out_error,
     stalled_error,
     superseded_error,
 )
 
 REASON = "stop it"
+LATER = datetime(2026, 12, 3, 13, tzinfo=UTC)
 
 
 class TestEachConstructorSaysOneWay:
@@ -31,6 +36,20 @@ class TestEachConstructorSaysOneWay:
             RunEnding.CANCELLED, {"done": 2}, DEFAULT_CANCEL_REASON
         )
 
+    def test_a_retry_carries_its_error_and_when_it_runs_again(self) -> None:
+        assert RunOutcome.retried("OSError: down", LATER, {"done": 5}) == RunOutcome(
+            RunEnding.RETRIED, {"done": 5}, "OSError: down", LATER
+        )
+
+    def test_a_snooze_carries_when_it_runs_again_and_no_error(self) -> None:
+        assert RunOutcome.snoozed(LATER, {"done": 6}) == RunOutcome(
+            RunEnding.SNOOZED, {"done": 6}, None, LATER
+        )
+
+    def test_only_a_retry_or_a_snooze_says_when_to_run_again(self) -> None:
+        assert RunOutcome.failed("boom").run_at is None
+        assert RunOutcome.released().run_at is None
+
     def test_a_release_carries_only_its_progress(self) -> None:
         assert RunOutcome.released({"done": 4}) == RunOutcome(RunEnding.RELEASED, {"done": 4})
 
@@ -41,6 +60,8 @@ class TestEachConstructorSaysOneWay:
             RunOutcome.failed("boom"),
             RunOutcome.cancelled(),
             RunOutcome.released(),
+            RunOutcome.retried("boom", LATER),
+            RunOutcome.snoozed(LATER),
         ],
     )
     def test_no_progress_is_progress_none(self, outcome: RunOutcome) -> None:
@@ -99,6 +120,41 @@ class TestWhatTheRowThenHolds:
         assert ends == (WorkStatus.CANCELLED, REASON)
 
 
-def test_the_errors_of_stalled_and_superseded_items_say_why() -> None:
+class TestARetryOrASnoozeGoesBackAsAReleaseDoes:
+    def test_the_endings_back_to_queued_are_release_retry_and_snooze(self) -> None:
+        assert {RunEnding.RELEASED, RunEnding.RETRIED, RunEnding.SNOOZED} == RETURNING_ENDINGS
+
+    def test_a_retry_goes_back_to_queued_keeping_its_error(self) -> None:
+        ends = RunOutcome.retried("OSError: down", LATER).ends_as(
+            cancel_reason=None, queued_twin=None
+        )
+
+        assert ends == (WorkStatus.QUEUED, "OSError: down")
+
+    def test_a_snooze_goes_back_to_queued_without_an_error(self) -> None:
+        ends = RunOutcome.snoozed(LATER).ends_as(cancel_reason=None, queued_twin=None)
+
+        assert ends == (WorkStatus.QUEUED, None)
+
+    @pytest.mark.parametrize(
+        "outcome", [RunOutcome.retried("boom", LATER), RunOutcome.snoozed(LATER)]
+    )
+    def test_a_queued_twin_supersedes_it(self, outcome: RunOutcome) -> None:
+        ends = outcome.ends_as(cancel_reason=None, queued_twin=7)
+
+        assert ends == (WorkStatus.FAILED, "superseded by queued item 7 with the same dedup key")
+
+    @pytest.mark.parametrize("twin", [None, 7])
+    @pytest.mark.parametrize(
+        "outcome", [RunOutcome.retried("boom", LATER), RunOutcome.snoozed(LATER)]
+    )
+    def test_a_requested_cancel_wins(self, outcome: RunOutcome, twin: int | None) -> None:
+        ends = outcome.ends_as(cancel_reason=REASON, queued_twin=twin)
+
+        assert ends == (WorkStatus.CANCELLED, REASON)
+
+
+def test_the_errors_of_stalled_snoozed_out_and_superseded_items_say_why() -> None:
     assert stalled_error(3, 3) == "stalled: lease expired 3 times (max stalls 3)"
+    assert snoozed_out_error(101, 100) == "snoozed 101 times (max snoozes 100)"
     assert superseded_error(12) == "superseded by queued item 12 with the same dedup key"
