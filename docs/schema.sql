@@ -2,7 +2,7 @@
 -- Generated from the catalog by workqueue.adapters.postgres.schema; do not edit by hand:
 --   python -m workqueue.adapters.postgres.schema --database-url URL --write docs/schema.sql
 -- tests/integration/test_schema_doc.py fails when this file is stale.
--- Migrations applied: 0001_work_items, 0002_refresh_tokens, 0003_claim_in_fifo_order, 0004_monitoring_indexes, 0005_cancelled_items, 0006_delays_and_priorities.
+-- Migrations applied: 0001_work_items, 0002_refresh_tokens, 0003_claim_in_fifo_order, 0004_monitoring_indexes, 0005_cancelled_items, 0006_delays_and_priorities, 0007_retries_snoozes_and_results.
 
 CREATE TABLE refresh_tokens (
     id bigint NOT NULL GENERATED ALWAYS AS IDENTITY,
@@ -46,9 +46,14 @@ CREATE TABLE work_items (
     priority smallint NOT NULL DEFAULT 0,
     run_at timestamp with time zone NOT NULL,
     delayed boolean NOT NULL DEFAULT false,
+    failures jsonb NOT NULL DEFAULT '[]'::jsonb,
+    snoozes integer NOT NULL DEFAULT 0,
+    result jsonb,
     CONSTRAINT work_items_attempt_check CHECK ((attempt >= 0)),
+    CONSTRAINT work_items_failures_array CHECK ((jsonb_typeof(failures) = 'array'::text)),
     CONSTRAINT work_items_pkey PRIMARY KEY (id),
     CONSTRAINT work_items_priority_range CHECK (((priority >= '-100'::integer) AND (priority <= 100))),
+    CONSTRAINT work_items_snoozes_counted CHECK ((snoozes >= 0)),
     CONSTRAINT work_items_stalls_check CHECK ((stalls >= 0)),
     CONSTRAINT work_items_status_check CHECK ((status = ANY (ARRAY['queued'::text, 'running'::text, 'succeeded'::text, 'failed'::text, 'cancelled'::text])))
 ) WITH (fillfactor=80, autovacuum_vacuum_scale_factor=0.02, autovacuum_analyze_scale_factor=0.02, autovacuum_vacuum_cost_delay=0);
@@ -72,6 +77,9 @@ COMMENT ON COLUMN work_items.cancel_reason IS 'A cancel requested while the item
 COMMENT ON COLUMN work_items.priority IS 'From -100 to 100, given at enqueue (default 0); a claim takes the highest first, then the oldest id.';
 COMMENT ON COLUMN work_items.run_at IS 'When the item becomes claimable: given at enqueue as a time or a delay, else the enqueue time.';
 COMMENT ON COLUMN work_items.delayed IS 'True while a queued item is kept out of the claim index: written by an enqueue whose run_at is still to come, cleared by the first claim that finds it due.';
+COMMENT ON COLUMN work_items.failures IS 'Every failure of the handler, in order: [{attempt, at, error}]; its length is what a retry policy counts.';
+COMMENT ON COLUMN work_items.snoozes IS 'How many times the handler asked to run again later (bounded by the kind''s max_snoozes).';
+COMMENT ON COLUMN work_items.result IS 'What the handler returned when it succeeded (JSON), or null.';
 CREATE INDEX work_items_claim ON public.work_items USING btree (priority DESC, id) WHERE ((status = 'queued'::text) AND (NOT delayed));
 COMMENT ON INDEX work_items_claim IS 'Claim: the queued items not waiting for their run_at, in claim order (priority DESC, id), for any set of kinds.';
 CREATE INDEX work_items_delayed ON public.work_items USING btree (kind, run_at) WHERE ((status = 'queued'::text) AND delayed);

@@ -94,6 +94,45 @@ async def test_a_heartbeat_is_a_hot_update(database_url: str) -> None:
         await close_pool(pool)
 
 
+async def waiting_ids(pool: asyncpg.Pool) -> list[int]:
+    """The queued items kept out of the claim index (``delayed``), by id."""
+    rows = await pool.fetch("SELECT id FROM work_items WHERE status = 'queued' AND delayed")
+    return sorted(row["id"] for row in rows)
+
+
+@pytest.mark.parametrize("many", [False, True], ids=["one-claim", "claim-many"])
+async def test_the_due_items_a_claim_leaves_move_into_the_claim_index(
+    database_url: str, many: bool
+) -> None:
+    pool = await create_pool(database_url, min_size=1, max_size=2)
+    try:
+        clock = FakeClock()
+        store = PostgresWorkStore(pool, clock)
+        queue = PostgresWorkQueue(pool, clock)
+        due = [(await queue.enqueue(AlphaJob(number=n), delay=LEASE)).id for n in range(4)]
+        later = (await queue.enqueue(AlphaJob(number=9), delay=3 * LEASE)).id
+        assert await waiting_ids(pool) == [*due, later]
+        await clock.advance(LEASE.total_seconds())
+
+        if many:
+            first = await store.claim([ContractKind.ALPHA], worker_id="w", lease_duration=LEASE)
+            assert first is not None
+            await store.complete_and_claim_many(
+                [(first.lease, None)],
+                kinds=[ContractKind.ALPHA],
+                worker_id="w",
+                lease_duration=LEASE,
+            )
+        else:
+            assert await store.claim([ContractKind.ALPHA], worker_id="w", lease_duration=LEASE)
+
+        # The items still due wait no longer: the next claims read them from the claim
+        # index, not from the due probe. The one still to come keeps waiting.
+        assert await waiting_ids(pool) == [later]
+    finally:
+        await close_pool(pool)
+
+
 async def fill_with_finished_items(url: str) -> None:
     connection = await asyncpg.connect(url)
     try:

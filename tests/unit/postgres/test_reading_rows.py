@@ -9,7 +9,7 @@ import pytest
 
 from workqueue.adapters.postgres.columns import ITEM_COLUMNS
 from workqueue.adapters.postgres.rows import work_item_from_row
-from workqueue.domain import WorkItem, WorkStatus
+from workqueue.domain import Failure, WorkItem, WorkStatus
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 
@@ -34,6 +34,9 @@ def test_a_row_reads_as_the_work_item_it_holds() -> None:
         "progress": {"deleted": 3},
         "error": None,
         "cancel_reason": "not needed any more",
+        "failures": [{"attempt": 1, "at": "2026-01-01T00:00:10+00:00", "error": "OSError: down"}],
+        "snoozes": 2,
+        "result": None,
     }
 
     item = work_item_from_row(row)  # type: ignore[arg-type]
@@ -57,6 +60,9 @@ def test_a_row_reads_as_the_work_item_it_holds() -> None:
         progress={"deleted": 3},
         error=None,
         cancel_reason="not needed any more",
+        failures=(Failure(1, T0.replace(second=10), "OSError: down"),),
+        snoozes=2,
+        result=None,
     )
     assert isinstance(item.status, WorkStatus)
 
@@ -88,6 +94,11 @@ def test_a_finished_row_keeps_its_finish_and_its_error() -> None:
         "progress": None,
         "error": "RuntimeError: no",
         "cancel_reason": None,
+        "failures": [
+            {"attempt": 1, "at": "2026-01-01T00:09:00+00:00", "error": "RuntimeError: no"}
+        ],
+        "snoozes": 0,
+        "result": None,
     }
 
     item = work_item_from_row(row)  # type: ignore[arg-type]
@@ -97,3 +108,16 @@ def test_a_finished_row_keeps_its_finish_and_its_error() -> None:
         T0.replace(minute=9),
         "RuntimeError: no",
     )
+    assert item.failures == (Failure(1, T0.replace(minute=9), "RuntimeError: no"),)
+
+
+def test_a_succeeded_row_keeps_its_result() -> None:
+    row: dict[str, Any] = dict.fromkeys(ITEM_COLUMNS) | {
+        "status": "succeeded",
+        "failures": [],
+        "result": {"pages": 12},
+    }
+
+    item = work_item_from_row(row)  # type: ignore[arg-type]
+
+    assert (item.result, item.failures) == ({"pages": 12}, ())

@@ -3,12 +3,15 @@
 
 from __future__ import annotations
 
+from datetime import datetime
+from typing import Any
+
 import asyncpg
 
 from workqueue.adapters.postgres.columns import ITEM_COLUMNS
-from workqueue.domain import WorkItem, WorkStatus
+from workqueue.domain import Failure, WorkItem, WorkStatus
 
-__all__ = ["work_item_from_row"]
+__all__ = ["failures_of", "work_item_from_row"]
 
 # WorkStatus(value) goes through the enum's lookup machinery at every row; a dict
 # answers the same in a fraction of the time.
@@ -18,14 +21,24 @@ _STATUSES: dict[str, WorkStatus] = {status.value: status for status in WorkStatu
 def work_item_from_row(row: asyncpg.Record) -> WorkItem:
     """The :class:`~workqueue.domain.WorkItem` for a row holding every ``work_items`` column.
 
-    ``payload`` and ``progress`` arrive decoded by the pool's JSON codecs, and
-    timestamps as aware datetimes in UTC.
+    ``payload``, ``progress``, ``result`` and ``failures`` arrive decoded by the
+    pool's JSON codecs (each failure an object with its ``attempt``, ``at`` as ISO
+    8601 text and ``error``), and timestamps as aware datetimes in UTC.
 
     :raises ValueError: if the row's status is not a :class:`~workqueue.domain.WorkStatus`.
     """
     values = {column: row[column] for column in ITEM_COLUMNS}
     values["status"] = _status(values["status"])
+    values["failures"] = failures_of(values["failures"])
     return WorkItem(**values)
+
+
+def failures_of(value: list[dict[str, Any]]) -> tuple[Failure, ...]:
+    """The :class:`~workqueue.domain.Failure` values of a row's ``failures`` array."""
+    return tuple(
+        Failure(int(failure["attempt"]), datetime.fromisoformat(failure["at"]), failure["error"])
+        for failure in value
+    )
 
 
 def _status(value: str) -> WorkStatus:

@@ -42,6 +42,7 @@ from workqueue.domain import (
     RecoveryResult,
     RunEnding,
     RunOutcome,
+    StoreUnavailableError,
     WorkItem,
     WorkStatus,
     WorkStore,
@@ -223,6 +224,8 @@ class PostgresWorkStore(WorkStore):  # pragma: no mutate block
                 outcome.ending.value,
                 outcome.progress,
                 outcome.error,
+                outcome.run_at,
+                outcome.result,
             )
             return row is not None
 
@@ -281,6 +284,8 @@ class PostgresWorkStore(WorkStore):  # pragma: no mutate block
                 len(completions),
             )
         held = {int(item_id) for item_id in rows[0]["completed"]}
+        if rows[0]["undelay"]:
+            await self._undelay(now)
         items = [work_item_from_row(row) for row in rows if row["id"] is not None]
         claimed: list[WorkItem | None] = [*sorted(items, key=claim_order)]
         claimed += [None] * (len(completions) - len(claimed))
@@ -312,8 +317,22 @@ class PostgresWorkStore(WorkStore):  # pragma: no mutate block
                 progress,
             )
         assert row is not None  # the statement always returns its one row
+        if row["undelay"]:
+            await self._undelay(now)
         claimed = None if row["id"] is None else work_item_from_row(row)
         return bool(row["completed"]), claimed
+
+    async def _undelay(self, now: datetime) -> None:
+        """Move the due items a claim left waiting into the claim index (``undelay``).
+
+        Best effort: should the store not answer, the next claim that finds them
+        due asks again (until then claims find them through their due probe).
+        """
+        try:
+            with connection_loss_as_unavailable():
+                await self._connection.fetch(_SQL["undelay"], now)
+        except StoreUnavailableError:
+            return  # the claim stands; the next claim that finds them due asks again
 
     async def cancel(self, item_id: int, *, reason: str) -> CancelOutcome:
         """Cancel a queued item now, or record the request on a running one.

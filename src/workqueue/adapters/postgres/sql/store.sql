@@ -22,10 +22,13 @@ ORDER BY priority DESC, id
 -- those that waited longest first, at most 1000 a statement, locked like
 -- ready's: one descent of work_items_due, which finds nothing at once while the
 -- items only wait. candidate: ready, and the due items of the kinds $1. The
--- statement takes the first of them in claim order as `next`, then the fragment
--- undelayed clears the flag of the due items it did not claim (of every kind),
--- so the next claims, anyone's, find them in the claim index. While more than
--- 1000 items are due and still flagged, a claim orders among the 1000 that
+-- statement takes the first of them in claim order as `next`, and says in
+-- `undelay` whether due items are left that it did not claim (of every kind):
+-- the store then runs `undelay`, which clears their flag so that the next
+-- claims, anyone's, find them in the claim index. It is a statement of its own,
+-- run only then, because an UPDATE in the claim costs every claim its set-up
+-- (about a tenth of a claim), due items or not (bench/README.md). While more
+-- than 1000 items are due and still flagged, a claim orders among the 1000 that
 -- waited longest (docs/adr/0030); the claims after it take the rest. One probe
 -- for every kind, rather than one per kind served: a claim's cost then rose by
 -- a tenth, not by half (bench/README.md).
@@ -43,15 +46,6 @@ candidate AS (
     SELECT id, priority FROM due WHERE kind = ANY ($1::text[])
 )
 
--- fragment: undelayed
--- The due items a claim locked and did not take: into the claim index (see claimable).
-undelayed AS (
-    UPDATE work_items AS w
-    SET delayed = false
-    FROM due
-    WHERE w.id = due.id AND due.id NOT IN (SELECT id FROM next)
-)
-
 -- fragment: queued_twin
 -- The queued item with the kind and dedup key of the work item aliased `r`, if any:
 -- what supersedes `r` should it go back to queued (docs/adr/0004). Each statement
@@ -64,26 +58,32 @@ undelayed AS (
 -- The one write of every way a run ends (RunOutcome, domain/run_outcome.py), and
 -- the one way back to queued. The statement that includes it first defines
 -- `ended`: one row per lease to end, (id, attempt, ending, progress, error,
--- stalls, ended_at, twin_id), where ending is 'succeeded', 'failed', 'cancelled'
--- or 'released', error is a failure's error (a cancel's reason when none was
--- recorded), stalls the stall count to write (null: unchanged), and twin_id the
--- queued twin that supersedes a release (queued_twin; null for the other endings
--- and where the statement cannot release, as the claims' completions). Each
--- lease is fenced on its own; a lease no longer held changes nothing and has no
--- row in `finished` (id, status, twin_id, ending).
---   succeeded, failed: that status and error; cancelled: cancelled with the
---   recorded request's reason, else the given one.
---   released: back to queued, lease and worker cleared, unless a cancel of it was
---   requested (cancelled with that reason, docs/adr/0018) or it has a queued twin
---   (failed as superseded by it, docs/adr/0004). A twin committed after the
---   statement's snapshot makes the requeue violate the unique dedup index: the
---   caller runs the statement again, which then sees it.
+-- stalls, ended_at, twin_id, run_at, result), where ending is 'succeeded',
+-- 'failed', 'retried', 'snoozed', 'cancelled' or 'released', error is a failure's
+-- error (a retry's too; a cancel's reason when none was recorded), stalls the
+-- stall count to write (null: unchanged), twin_id the queued twin that supersedes
+-- an item going back to queued (queued_twin; null for the other endings and where
+-- the statement cannot send one back, as the claims' completions), run_at when a
+-- retried or snoozed item runs again (null: unchanged) and result a success's
+-- result. Each lease is fenced on its own; a lease no longer held changes nothing
+-- and has no row in `finished` (id, status, twin_id, ending).
+--   succeeded: that status, its result. failed: that status and error.
+--   cancelled: cancelled with the recorded request's reason, else the given one.
+--   released, retried, snoozed: back to queued, lease and worker cleared, at the
+--   given run_at if any (waiting for it, `delayed`, while it is to come), unless
+--   a cancel of it was requested (cancelled with that reason, docs/adr/0018) or it
+--   has a queued twin (failed as superseded by it, docs/adr/0004). A twin
+--   committed after the statement's snapshot makes the requeue violate the unique
+--   dedup index: the caller runs the statement again, which then sees it. A
+--   retried item keeps its error; a snoozed one counts the snooze.
+--   failed, retried: the failure is appended to `failures` (attempt, time, error:
+--   docs/adr/0031), whatever the row then holds.
 -- The cancel request is read from the row being updated (`w`), which PostgreSQL
 -- rechecks should a cancel have written it meanwhile; a twin's kind and dedup key
 -- never change, so reading them from the snapshot is as good.
 finished AS (
     UPDATE work_items AS w
-    SET status = CASE WHEN e.ending <> 'released' THEN e.ending
+    SET status = CASE WHEN e.ending NOT IN ('released', 'retried', 'snoozed') THEN e.ending
                       WHEN w.cancel_reason IS NOT NULL THEN 'cancelled'
                       WHEN e.twin_id IS NOT NULL THEN 'failed'
                       ELSE 'queued'
@@ -91,12 +91,12 @@ finished AS (
         stalls = coalesce(e.stalls, w.stalls),
         progress = e.progress,
         lease_expires_at = NULL,
-        worker_id = CASE WHEN e.ending = 'released' AND w.cancel_reason IS NULL
-                              AND e.twin_id IS NULL THEN NULL
+        worker_id = CASE WHEN e.ending IN ('released', 'retried', 'snoozed')
+                              AND w.cancel_reason IS NULL AND e.twin_id IS NULL THEN NULL
                          ELSE w.worker_id
                     END,
-        finished_at = CASE WHEN e.ending = 'released' AND w.cancel_reason IS NULL
-                                AND e.twin_id IS NULL THEN NULL
+        finished_at = CASE WHEN e.ending IN ('released', 'retried', 'snoozed')
+                                AND w.cancel_reason IS NULL AND e.twin_id IS NULL THEN NULL
                            ELSE e.ended_at
                       END,
         error = CASE WHEN e.ending = 'succeeded' THEN NULL
@@ -105,20 +105,33 @@ finished AS (
                      WHEN e.ending = 'cancelled' THEN e.error
                      WHEN e.twin_id IS NOT NULL THEN
                          'superseded by queued item ' || e.twin_id || ' with the same dedup key'
-                END
+                     WHEN e.ending = 'retried' THEN e.error
+                END,
+        run_at = coalesce(e.run_at, w.run_at),
+        delayed = coalesce(e.run_at > e.ended_at, w.delayed),
+        snoozes = w.snoozes + CASE WHEN e.ending = 'snoozed' THEN 1 ELSE 0 END,
+        failures = CASE WHEN e.ending IN ('failed', 'retried') THEN
+                            w.failures || jsonb_build_array(jsonb_build_object(
+                                'attempt', w.attempt, 'at', e.ended_at, 'error', e.error))
+                        ELSE w.failures
+                   END,
+        result = CASE WHEN e.ending = 'succeeded' THEN e.result ELSE w.result END
     FROM ended AS e
     WHERE w.id = e.id AND w.attempt = e.attempt AND w.status = 'running'
     RETURNING w.id, w.status, e.twin_id, e.ending
 )
 
 -- name: finish
--- $1 id, $2 attempt, $3 now, $4 ending, $5 progress, $6 error: one run ends (see
--- end_runs). One row when the lease was held: the item's new status, and the
--- queued twin that superseded a release; no row when it was not.
+-- $1 id, $2 attempt, $3 now, $4 ending, $5 progress, $6 error, $7 run_at, $8
+-- result: one run ends (see end_runs). One row when the lease was held: the
+-- item's new status, and the queued twin that superseded its return to queued; no
+-- row when it was not.
 WITH ended AS (
     SELECT r.id, r.attempt, $4::text AS ending, $5::jsonb AS progress, $6::text AS error,
            NULL::integer AS stalls, $3::timestamptz AS ended_at,
-           CASE WHEN $4::text = 'released' THEN {{queued_twin}} END AS twin_id
+           CASE WHEN $4::text IN ('released', 'retried', 'snoozed') THEN {{queued_twin}}
+           END AS twin_id,
+           $7::timestamptz AS run_at, $8::jsonb AS result
     FROM work_items AS r
     WHERE r.id = $1::bigint AND r.attempt = $2::integer
 ),
@@ -137,7 +150,8 @@ SELECT status, twin_id FROM finished;
 WITH ended AS (
     SELECT $5::bigint AS id, $6::integer AS attempt, 'succeeded'::text AS ending,
            $7::jsonb AS progress, NULL::text AS error, NULL::integer AS stalls,
-           $3::timestamptz AS ended_at, NULL::bigint AS twin_id
+           $3::timestamptz AS ended_at, NULL::bigint AS twin_id,
+           NULL::timestamptz AS run_at, NULL::jsonb AS result
 ),
 {{end_runs}},
 ready AS MATERIALIZED (
@@ -149,7 +163,6 @@ ready AS MATERIALIZED (
 next AS MATERIALIZED (
     SELECT id FROM candidate ORDER BY priority DESC, id LIMIT 1
 ),
-{{undelayed}},
 claimed AS (
     UPDATE work_items
     SET status = 'running',
@@ -162,7 +175,9 @@ claimed AS (
     WHERE id = (SELECT id FROM next)
     RETURNING {{item_columns}}
 )
-SELECT EXISTS (SELECT FROM finished) AS completed, claimed.*
+SELECT EXISTS (SELECT FROM finished) AS completed,
+       EXISTS (SELECT FROM due WHERE id NOT IN (SELECT id FROM next)) AS undelay,
+       claimed.*
 FROM (VALUES (1)) AS one
 LEFT JOIN claimed ON true;
 
@@ -179,7 +194,7 @@ WITH ended AS (
     SELECT lease.id::bigint AS id, lease.attempt::integer AS attempt,
            'succeeded'::text AS ending, lease.progress::jsonb AS progress,
            NULL::text AS error, NULL::integer AS stalls, $3::timestamptz AS ended_at,
-           NULL::bigint AS twin_id
+           NULL::bigint AS twin_id, NULL::timestamptz AS run_at, NULL::jsonb AS result
     FROM unnest($5::text[], $6::text[], $7::text[]) AS lease(id, attempt, progress)
 ),
 {{end_runs}},
@@ -192,7 +207,6 @@ ready AS MATERIALIZED (
 next AS MATERIALIZED (
     SELECT id FROM candidate ORDER BY priority DESC, id LIMIT $8
 ),
-{{undelayed}},
 claimed AS (
     UPDATE work_items AS item
     SET status = 'running',
@@ -206,9 +220,27 @@ claimed AS (
     WHERE item.id = next.id
     RETURNING {{item_columns:item}}
 )
-SELECT ARRAY(SELECT id::text FROM finished) AS completed, claimed.*
+SELECT ARRAY(SELECT id::text FROM finished) AS completed,
+       EXISTS (SELECT FROM due WHERE id NOT IN (SELECT id FROM next)) AS undelay,
+       claimed.*
 FROM (VALUES (1)) AS one
 LEFT JOIN claimed ON true;
+
+-- name: undelay
+-- $1 now. Moves the queued items whose run_at has come out of the waiting items
+-- (work_items_due) into the claim index (work_items_claim), at most 1000 at a time,
+-- those that waited longest first; run after a claim whose `undelay` said some
+-- were left (see claimable). Claims order them rightly either way: a claim finds
+-- the due items that still wait through `due`. This only spares the claims after
+-- it from locking them again; SKIP LOCKED leaves those a claim holds to the next.
+UPDATE work_items
+SET delayed = false
+WHERE id IN (SELECT id
+             FROM work_items
+             WHERE status = 'queued' AND delayed AND run_at <= $1::timestamptz
+             ORDER BY run_at
+             LIMIT 1000
+             FOR UPDATE SKIP LOCKED);
 
 -- name: next_run_at
 -- $1 kinds, $2 now: the earliest run_at after now among the queued items of the
@@ -308,7 +340,8 @@ ended AS (
                         nullif(max(r.id) FILTER (WHERE r.ending = 'released')
                                    OVER (PARTITION BY r.kind, r.dedup_key),
                                r.id))
-           END AS twin_id
+           END AS twin_id,
+           NULL::timestamptz AS run_at, NULL::jsonb AS result
     FROM expired AS r
 ),
 {{end_runs}}

@@ -20,7 +20,7 @@ import asyncpg
 from pydantic import JsonValue
 
 from workqueue.adapters.postgres.sql import parse_statements
-from workqueue.domain import Clock, WorkItem, WorkStatus, kind_name
+from workqueue.domain import Clock, Failure, WorkItem, WorkStatus, kind_name
 
 __all__ = ["PostgresBackdoor"]
 
@@ -138,4 +138,9 @@ def _item(row: asyncpg.Record) -> WorkItem:
     fields["status"] = WorkStatus(fields["status"])
     fields["payload"] = json.loads(fields["payload"])
     fields["progress"] = None if fields["progress"] is None else json.loads(fields["progress"])
+    fields["result"] = None if fields["result"] is None else json.loads(fields["result"])
+    fields["failures"] = tuple(
+        Failure(failure["attempt"], datetime.fromisoformat(failure["at"]), failure["error"])
+        for failure in json.loads(fields["failures"])
+    )
     return WorkItem(**fields)

@@ -21,14 +21,16 @@ RETURNING id;
 -- name: read_item
 SELECT id, kind, payload::text AS payload, status, attempt, stalls, dedup_key, enqueued_at,
        priority, run_at, started_at, heartbeat_at, lease_expires_at, finished_at, worker_id,
-       progress::text AS progress, error, cancel_reason
+       progress::text AS progress, error, cancel_reason, failures::text AS failures, snoozes,
+       result::text AS result
 FROM work_items
 WHERE id = $1;
 
 -- name: all_items
 SELECT id, kind, payload::text AS payload, status, attempt, stalls, dedup_key, enqueued_at,
        priority, run_at, started_at, heartbeat_at, lease_expires_at, finished_at, worker_id,
-       progress::text AS progress, error, cancel_reason
+       progress::text AS progress, error, cancel_reason, failures::text AS failures, snoozes,
+       result::text AS result
 FROM work_items
 ORDER BY id;
 
