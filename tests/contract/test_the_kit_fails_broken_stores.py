@@ -83,8 +83,30 @@ IN_MEMORY: dict[str, set[str]] = {
     "TestNextRunAtOfEveryKind": {
         "test_next_run_at_is_the_earliest_run_at_still_to_come_of_the_kinds",
     },
+    "TestRetryLeavesTheItemRunning": {
+        "test_a_retry_goes_back_to_queued_with_its_error_until_its_run_at",
+        "test_the_old_lease_of_a_retried_item_writes_nothing",
+    },
+    "TestRetryRunsAtOnce": {
+        "test_a_retry_goes_back_to_queued_with_its_error_until_its_run_at",
+        "test_a_retried_item_is_claimed_again_once_its_run_at_comes",
+    },
+    "TestKeepsOnlyTheLastFailure": {
+        "test_every_failure_is_kept_in_order_with_its_attempt_and_time",
+    },
+    "TestSnoozeCountsAFailure": {
+        "test_a_snooze_goes_back_to_queued_counted_and_without_a_failure",
+    },
+    "TestStallSpendsARetry": {
+        "test_a_stall_is_no_failure_but_a_stall_out_is",
+    },
 }
 ON_POSTGRES: dict[str, set[str]] = {
+    "TestRetryLeftInTheClaimIndex": {
+        "test_a_retry_goes_back_to_queued_with_its_error_until_its_run_at",
+        "test_a_retried_item_is_claimed_again_once_its_run_at_comes",
+        "test_a_snooze_goes_back_to_queued_counted_and_without_a_failure",
+    },
     "TestNewestFirstIgnoresFilters": {
         "test_list_items_filters_by_status_and_kind_in_either_order[newest first]",
         "test_the_limit_applies_after_the_filters_in_either_order[newest first]",

@@ -19,9 +19,14 @@ from stores import (
     HeartbeatNeverAnswersCancel,
     IgnoresLeaseDuration,
     IgnoresPriority,
+    KeepsOnlyTheLastFailure,
     NextRunAtOfEveryKind,
     RecoveryRequeuesCancelRequested,
     ReleaseForgetsStalls,
+    RetryLeavesTheItemRunning,
+    RetryRunsAtOnce,
+    SnoozeCountsAFailure,
+    StallSpendsARetry,
 )
 
 from workqueue.adapters.memory import InMemoryState
@@ -103,3 +108,28 @@ class TestIgnoresPriority(WorkQueueContractSuite, MemoryContractFixtures):
 class TestNextRunAtOfEveryKind(WorkQueueContractSuite, MemoryContractFixtures):
     def make_store(self, state: InMemoryState, clock: FakeClock) -> WorkStore:
         return NextRunAtOfEveryKind(state, clock)
+
+
+class TestRetryLeavesTheItemRunning(WorkQueueContractSuite, MemoryContractFixtures):
+    def make_store(self, state: InMemoryState, clock: FakeClock) -> WorkStore:
+        return RetryLeavesTheItemRunning(state, clock)
+
+
+class TestRetryRunsAtOnce(WorkQueueContractSuite, MemoryContractFixtures):
+    def make_store(self, state: InMemoryState, clock: FakeClock) -> WorkStore:
+        return RetryRunsAtOnce(state, clock)
+
+
+class TestKeepsOnlyTheLastFailure(WorkQueueContractSuite, MemoryContractFixtures):
+    def make_store(self, state: InMemoryState, clock: FakeClock) -> WorkStore:
+        return KeepsOnlyTheLastFailure(state, clock)
+
+
+class TestSnoozeCountsAFailure(WorkQueueContractSuite, MemoryContractFixtures):
+    def make_store(self, state: InMemoryState, clock: FakeClock) -> WorkStore:
+        return SnoozeCountsAFailure(state, clock)
+
+
+class TestStallSpendsARetry(WorkQueueContractSuite, MemoryContractFixtures):
+    def make_store(self, state: InMemoryState, clock: FakeClock) -> WorkStore:
+        return StallSpendsARetry(state, clock)

@@ -19,6 +19,7 @@ from stores import (
     HeartbeatManyFencedByIdAlone,
     NeverClaimsWaitingItems,
     NewestFirstIgnoresFilters,
+    RetryLeftInTheClaimIndex,
 )
 
 from workqueue.adapters.testing import FakeClock
@@ -31,6 +32,7 @@ from workqueue.adapters.testing.contract import (
     HeartbeatManyContract,
     ListingContract,
     ModelContract,
+    RetryContract,
     TimingContract,
 )
 from workqueue.adapters.testing.postgres import PostgresContractFixtures
@@ -97,3 +99,8 @@ class TestNeverClaimsWaitingItems(
 class TestClaimsManyInFifoOrder(TimingContract, HangGuard, PostgresContractFixtures):
     def make_store(self, pool: asyncpg.Pool, clock: FakeClock) -> WorkStore:
         return ClaimsManyInFifoOrder(pool, clock)
+
+
+class TestRetryLeftInTheClaimIndex(RetryContract, HangGuard, PostgresContractFixtures):
+    def make_store(self, pool: asyncpg.Pool, clock: FakeClock) -> WorkStore:
+        return RetryLeftInTheClaimIndex(pool, clock)

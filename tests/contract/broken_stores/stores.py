@@ -125,6 +125,72 @@ class ReleaseForgetsStalls(InMemoryWorkStore):
         return await super().finish(lease, outcome)
 
 
+class RetryLeavesTheItemRunning(InMemoryWorkStore):
+    """A retry records the failure and its run_at but leaves the item running under the
+    old lease: the failed run's holder can still write, and nobody claims it again."""
+
+    async def finish(self, lease: Lease, outcome: RunOutcome) -> bool:
+        item = self._held(lease)
+        if item is None or outcome.ending is not RunEnding.RETRIED:
+            return await super().finish(lease, outcome)
+        failure = outcome.failure(item.attempt, self._clock.now())
+        assert failure is not None
+        self._state.write(
+            replace(
+                item,
+                error=outcome.error,
+                run_at=outcome.run_at or item.run_at,
+                failures=(*item.failures, failure),
+            )
+        )
+        return True
+
+
+class RetryRunsAtOnce(InMemoryWorkStore):
+    """A retry goes back to queued at once: its run_at (the backoff) is dropped."""
+
+    async def finish(self, lease: Lease, outcome: RunOutcome) -> bool:
+        if outcome.ending is RunEnding.RETRIED:
+            outcome = replace(outcome, run_at=None)
+        return await super().finish(lease, outcome)
+
+
+class KeepsOnlyTheLastFailure(InMemoryWorkStore):
+    """Each failure replaces the ones before it in the item's failures."""
+
+    async def finish(self, lease: Lease, outcome: RunOutcome) -> bool:
+        item = self._held(lease)
+        if item is not None:
+            self._state.write(replace(item, failures=()))
+        return await super().finish(lease, outcome)
+
+
+class SnoozeCountsAFailure(InMemoryWorkStore):
+    """A snooze is recorded as a failure of the item (spending an attempt of its policy)."""
+
+    async def finish(self, lease: Lease, outcome: RunOutcome) -> bool:
+        item = self._held(lease)
+        if item is not None and outcome.ending is RunEnding.SNOOZED:
+            failure = RunOutcome.failed("snoozed").failure(item.attempt, self._clock.now())
+            assert failure is not None
+            self._state.write(replace(item, failures=(*item.failures, failure)))
+        return await super().finish(lease, outcome)
+
+
+class StallSpendsARetry(InMemoryWorkStore):
+    """Recovery records every stall as a failure of the item, not only the last one."""
+
+    async def recover_expired(self, *, max_stalls: int) -> RecoveryResult:
+        now = self._clock.now()
+        for item in list(self._state.items.values()):
+            expired = item.lease_expires_at is not None and item.lease_expires_at < now
+            if item.status is WorkStatus.RUNNING and expired and item.stalls + 1 < max_stalls:
+                failure = RunOutcome.failed("stalled").failure(item.attempt, now)
+                assert failure is not None
+                self._state.write(replace(item, failures=(*item.failures, failure)))
+        return await super().recover_expired(max_stalls=max_stalls)
+
+
 class ClaimsInTwoSteps(InMemoryWorkStore):
     """A claim reads the oldest queued item, awaits, then writes: two claimers can share it."""
 
@@ -400,6 +466,29 @@ class ClaimsManyInFifoOrder(PostgresWorkStore):
             (lease.item_id in held, following)
             for (lease, _), following in zip(completions, claimed, strict=True)
         ]
+
+
+class RetryLeftInTheClaimIndex(PostgresWorkStore):
+    """A retry (or a snooze) writes its run_at but leaves the item out of the waiting
+    items (``delayed`` unchanged): the claim index hands it out before its run_at."""
+
+    async def finish(self, lease: Lease, outcome: RunOutcome) -> bool:
+        statement = _SQL["finish"].replace(
+            "delayed = coalesce(e.run_at > e.ended_at, w.delayed)", "delayed = w.delayed"
+        )
+        assert statement != _SQL["finish"]
+        row = await self._connection.fetchrow(
+            statement,
+            lease.item_id,
+            lease.attempt,
+            self._clock.now(),
+            outcome.ending.value,
+            outcome.progress,
+            outcome.error,
+            outcome.run_at,
+            outcome.result,
+        )
+        return row is not None
 
 
 class ClaimsWithoutSkipLocked(_ClaimSql):

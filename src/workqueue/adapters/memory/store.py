@@ -56,12 +56,14 @@ from pydantic import JsonValue
 from workqueue.adapters.memory.state import InMemoryState
 from workqueue.domain import (
     FINISHED_STATUSES,
+    RETURNING_ENDINGS,
     CancelOutcome,
     Clock,
     HeartbeatAnswer,
     Lease,
     ProgressSnapshot,
     RecoveryResult,
+    RunEnding,
     RunOutcome,
     WorkItem,
     WorkStatus,
@@ -297,14 +299,27 @@ class InMemoryWorkStore(WorkStore):
     def _end(self, item: WorkItem, outcome: RunOutcome) -> WorkStatus:
         """Write how ``item``'s run ended, with the outcome's progress; return its new status.
 
-        The one way back to queued: a release goes back unless ``ends_as`` says otherwise.
+        The one way back to queued: a release, a retry or a snooze goes back (at the
+        outcome's run_at, if any) unless ``ends_as`` says otherwise. A failure or a
+        retry is appended to the item's failures; a snooze is counted.
         """
-        item = replace(item, progress=progress_value(outcome.progress))
-        status, error = outcome.ends_as(
-            cancel_reason=item.cancel_reason, queued_twin=self._queued_twin(item)
+        ending = outcome.ending
+        failure = outcome.failure(item.attempt, self._clock.now())
+        failures = item.failures if failure is None else (*item.failures, failure)
+        item = replace(
+            item,
+            progress=progress_value(outcome.progress),
+            run_at=outcome.run_at or item.run_at,
+            snoozes=item.snoozes + (1 if ending is RunEnding.SNOOZED else 0),
+            failures=failures,
+            result=outcome.result if ending is RunEnding.SUCCEEDED else item.result,
         )
+        twin = self._queued_twin(item) if ending in RETURNING_ENDINGS else None
+        status, error = outcome.ends_as(cancel_reason=item.cancel_reason, queued_twin=twin)
         if status is WorkStatus.QUEUED:
-            self._state.write(replace(item, status=status, lease_expires_at=None, worker_id=None))
+            self._state.write(
+                replace(item, status=status, error=error, lease_expires_at=None, worker_id=None)
+            )
         else:
             self._finish(item, status, error=error)
         return status

@@ -95,6 +95,7 @@ from workqueue.adapters.testing.contract.purge import PurgeContract
 from workqueue.adapters.testing.contract.recovery import RecoveryContract
 from workqueue.adapters.testing.contract.release import ReleaseContract
 from workqueue.adapters.testing.contract.requeue import RequeueContract
+from workqueue.adapters.testing.contract.retries import RetryContract
 from workqueue.adapters.testing.contract.state_machine import (
     DEFAULT_SETTINGS,
     StoreRules,
@@ -160,6 +161,7 @@ __all__ = [
     "RefreshTokenContract",
     "ReleaseContract",
     "RequeueContract",
+    "RetryContract",
     "RowLockingBackdoor",
     "StoreCapabilities",
     "StoreFactory",

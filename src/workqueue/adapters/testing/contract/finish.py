@@ -10,7 +10,7 @@ from workqueue.adapters.testing.clock import FakeClock
 from workqueue.adapters.testing.contract.backdoor import Backdoor
 from workqueue.adapters.testing.contract.kinds import AlphaJob
 from workqueue.adapters.testing.contract.steps import LEASE, claim, running_after_stalls
-from workqueue.domain import RunOutcome, WorkQueue, WorkStatus, WorkStore
+from workqueue.domain import Failure, RunOutcome, WorkQueue, WorkStatus, WorkStore
 
 __all__ = ["FinishContract"]
 
@@ -71,7 +71,7 @@ class FinishContract:
         assert await store.claim(["contract_alpha"], worker_id="w", lease_duration=LEASE) is None
 
     @pytest.mark.parametrize("outcome", [WorkStatus.SUCCEEDED, WorkStatus.FAILED])
-    async def test_finishing_changes_nothing_but_status_outcome_and_lease(
+    async def test_finishing_changes_nothing_but_status_outcome_lease_and_failures(
         self,
         queue: WorkQueue,
         store: WorkStore,
@@ -96,4 +96,9 @@ class FinishContract:
             lease_expires_at=None,
             progress={"rows": 3},
             error="boom" if outcome is WorkStatus.FAILED else None,
+            failures=(
+                (Failure(running.attempt, clock.now(), "boom"),)
+                if outcome is WorkStatus.FAILED
+                else ()
+            ),
         )

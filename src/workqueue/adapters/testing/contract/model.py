@@ -19,6 +19,7 @@ from typing import Any
 from pydantic import JsonValue
 
 from workqueue.domain import (
+    RETURNING_ENDINGS,
     CancelOutcome,
     EnqueueResult,
     HeartbeatAnswer,
@@ -281,14 +282,26 @@ class QueueModel:
         )
 
     def _end(self, item: WorkItem, outcome: RunOutcome, now: datetime) -> WorkStatus:
-        """Write how ``item``'s run ended; return its new status (queued: back in the queue)."""
+        """Write how ``item``'s run ended; return its new status (queued: back in the queue).
+
+        A failure or a retry adds to the item's failures, a snooze to its snoozes, a
+        success writes its result; a retry or a snooze goes back at its run_at.
+        """
         twin = None
-        if outcome.ending is RunEnding.RELEASED:
+        if outcome.ending in RETURNING_ENDINGS:
             twin = self._queued_twin(item.kind, item.dedup_key, besides=item.id)
+        failure = outcome.failure(item.attempt, now)
+        item = replace(
+            item,
+            run_at=outcome.run_at or item.run_at,
+            snoozes=item.snoozes + (1 if outcome.ending is RunEnding.SNOOZED else 0),
+            failures=item.failures if failure is None else (*item.failures, failure),
+            result=outcome.result if outcome.ending is RunEnding.SUCCEEDED else item.result,
+        )
         status, error = outcome.ends_as(cancel_reason=item.cancel_reason, queued_twin=twin)
         if status is WorkStatus.QUEUED:
             self.items[item.id] = replace(
-                item, status=status, lease_expires_at=None, worker_id=None
+                item, status=status, error=error, lease_expires_at=None, worker_id=None
             )
         else:
             self._finish(item, status, error, now)

@@ -16,6 +16,7 @@ from workqueue.adapters.testing.contract.steps import (
     running_after_stalls,
 )
 from workqueue.domain import (
+    Failure,
     RecoveryResult,
     RunOutcome,
     WorkQueue,
@@ -196,7 +197,7 @@ class RecoveryContract:
             worker_id=None,
         )
 
-    async def test_a_stall_out_changes_nothing_but_status_stalls_lease_and_outcome(
+    async def test_a_stall_out_changes_nothing_but_status_stalls_lease_outcome_and_failures(
         self, queue: WorkQueue, store: WorkStore, backdoor: Backdoor, clock: FakeClock
     ) -> None:
         await queue.enqueue(AlphaJob(number=5), dedup_key="five")
@@ -217,4 +218,7 @@ class RecoveryContract:
             lease_expires_at=None,
             finished_at=clock.now(),
             error=stalled_error(MAX_STALLS, MAX_STALLS),
+            failures=(
+                Failure(beating.attempt, clock.now(), stalled_error(MAX_STALLS, MAX_STALLS)),
+            ),
         )

@@ -116,6 +116,9 @@ DELAYS = st.sampled_from([timedelta(0), timedelta(seconds=1), timedelta(seconds=
 PROGRESS: st.SearchStrategy[JsonValue] = st.none() | st.builds(
     lambda step: {"step": step}, st.integers(0, 9)
 )
+RESULTS: st.SearchStrategy[JsonValue] = st.sampled_from([None, {"pages": 3}, ["a", 1], "done", 0])
+# How long a retried or snoozed item waits: not at all, a clock step, or more than one.
+WAITS = st.sampled_from([timedelta(0), timedelta(seconds=1), timedelta(seconds=45)])
 STATUS_FILTERS = st.none() | st.frozensets(st.sampled_from(list(WorkStatus)), min_size=1)
 KIND_FILTERS = st.none() | st.frozensets(st.sampled_from(KINDS), min_size=1)
 DEFAULT_LIST_LIMIT = 100
@@ -403,6 +406,18 @@ class StoreRules(RuleBasedStateMachine):
     @rule(lease=leases, progress=PROGRESS)
     def release(self, lease: Lease, progress: JsonValue) -> None:
         self.finish(lease, RunOutcome.released(progress))
+
+    @rule(lease=leases, progress=PROGRESS, result=RESULTS)
+    def complete_with_a_result(self, lease: Lease, progress: JsonValue, result: JsonValue) -> None:
+        self.finish(lease, RunOutcome.succeeded(progress, result))
+
+    @rule(lease=leases, progress=PROGRESS, error=st.sampled_from(["boom", "down"]), wait=WAITS)
+    def retry(self, lease: Lease, progress: JsonValue, error: str, wait: timedelta) -> None:
+        self.finish(lease, RunOutcome.retried(error, self.now + wait, progress))
+
+    @rule(lease=leases, progress=PROGRESS, wait=WAITS)
+    def snooze(self, lease: Lease, progress: JsonValue, wait: timedelta) -> None:
+        self.finish(lease, RunOutcome.snoozed(self.now + wait, progress))
 
     @precondition(lambda self: bool(self.running_keyed_items()))
     @rule(data=st.data(), progress=PROGRESS)

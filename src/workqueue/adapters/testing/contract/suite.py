@@ -24,6 +24,7 @@ from workqueue.adapters.testing.contract.purge import PurgeContract
 from workqueue.adapters.testing.contract.recovery import RecoveryContract
 from workqueue.adapters.testing.contract.release import ReleaseContract
 from workqueue.adapters.testing.contract.requeue import RequeueContract
+from workqueue.adapters.testing.contract.retries import RetryContract
 from workqueue.adapters.testing.contract.timing import TimingContract
 from workqueue.adapters.testing.contract.tokens import RefreshTokenContract
 
@@ -35,6 +36,7 @@ class WorkQueueContractSuite(
     EnqueueContract,
     ClaimContract,
     TimingContract,
+    RetryContract,
     HeartbeatContract,
     HeartbeatManyContract,
     FinishContract,
