@@ -8,7 +8,7 @@ from pydantic import JsonValue
 
 from workqueue.domain import SNAPSHOT_JSON, ProgressSnapshot, WorkItem
 
-__all__ = ["DEFAULT_MAX_PROGRESS_BYTES", "ExecutionContext"]
+__all__ = ["DEFAULT_MAX_PROGRESS_BYTES", "ExecutionContext", "checked_json"]
 
 DEFAULT_MAX_PROGRESS_BYTES = 65536
 """The largest progress snapshot a handler may report by default, in bytes of JSON."""
@@ -99,7 +99,7 @@ class ExecutionContext:
             cannot hold, a cycle), contains a NUL character, or its JSON is larger than
             the context's ``max_progress_bytes``. The previous snapshot stays.
         """
-        self._snapshot = _checked(snapshot, self._max_progress_bytes)
+        self._snapshot = checked_json(snapshot, self._max_progress_bytes, "progress snapshot")
 
     def __repr__(self) -> str:
         return (
@@ -108,21 +108,22 @@ class ExecutionContext:
         )
 
 
-def _checked(snapshot: JsonValue, max_bytes: int) -> ProgressSnapshot:
-    """``snapshot`` encoded once, if a store can hold it and it is no larger than ``max_bytes``.
+def checked_json(value: JsonValue, max_bytes: int, what: str) -> ProgressSnapshot:
+    """``value`` encoded once, if a store can hold it and it is no larger than ``max_bytes``.
 
-    :raises ValueError: as :meth:`ExecutionContext.report_progress` says.
+    :param what: what the value is, as errors name it ("progress snapshot", "result").
+    :raises ValueError: if it is not JSON (NaN, infinity, a value JSON cannot
+        encode), larger than ``max_bytes`` of UTF-8 JSON, or holds a NUL character.
     """
     try:
-        encoded = SNAPSHOT_JSON.encode(snapshot)
+        encoded = SNAPSHOT_JSON.encode(value)
     except (TypeError, ValueError) as error:
-        raise ValueError(f"progress snapshot is not JSON: {error}") from error
+        raise ValueError(f"{what} is not JSON: {error}") from error
     size = len(encoded.encode())
     if size > max_bytes:
         raise ValueError(
-            f"progress snapshot is {size} bytes of JSON; "
-            f"the limit (max_progress_bytes) is {max_bytes}"
+            f"{what} is {size} bytes of JSON; the limit (max_progress_bytes) is {max_bytes}"
         )
     if "\\u0000" in encoded and _ESCAPED_NUL.search(encoded):
-        raise ValueError("progress snapshot contains a NUL character, which the store cannot hold")
+        raise ValueError(f"{what} contains a NUL character, which the store cannot hold")
     return ProgressSnapshot.of_json(encoded)

@@ -97,6 +97,10 @@ class ExecutionStatus(StrEnum):
 
     - ``succeeded``: the handler returned; the item was completed.
     - ``failed``: the handler raised, or the payload did not decode; the item was failed.
+    - ``retried``: the handler raised with attempts left in its kind's policy; the
+      item went back to queued, to run again after the backoff (docs/adr/0031).
+    - ``snoozed``: the handler asked to run again later (:class:`~workqueue.domain.Snooze`);
+      the item went back to queued without a failure.
     - ``lease_lost``: the lease was taken or ran out; this worker wrote nothing more.
     - ``released``: the worker stopped; the item went back to queued without a stall.
     - ``cancelled``: a cancel of the item was requested; its handler was cancelled
@@ -107,6 +111,8 @@ class ExecutionStatus(StrEnum):
 
     SUCCEEDED = "succeeded"
     FAILED = "failed"
+    RETRIED = "retried"
+    SNOOZED = "snoozed"
     LEASE_LOST = "lease_lost"
     RELEASED = "released"
     CANCELLED = "cancelled"

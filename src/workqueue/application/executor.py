@@ -30,9 +30,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import random
 from collections.abc import Awaitable, Callable
 from datetime import datetime
 from typing import Any
+
+from pydantic import JsonValue
 
 from workqueue.application.beats import Heartbeats, SoloHeartbeats
 from workqueue.application.claim import Claim, Claimer
@@ -73,6 +76,8 @@ class WorkExecutor:
         (:class:`~workqueue.application.completions.SoloCompletions`). The lanes of one process
         share :class:`~workqueue.application.completions.SharedCompletions`, made with the
         same kinds, worker id and lease duration.
+    :param draw: a random number from 0 to 1 per retry, for its backoff's jitter
+        (tests give a fixed one).
     """
 
     # Set by stop() and shutdown(), for good: nothing more is claimed.
@@ -88,8 +93,11 @@ class WorkExecutor:
         settings: ExecutorSettings = DEFAULT_EXECUTOR_SETTINGS,
         heartbeats: Heartbeats | None = None,
         completions: Completions | None = None,
+        draw: Callable[[], float] = random.random,
     ) -> None:
         self._registry = registry
+        self._clock = clock
+        self._draw = draw
         self._worker_id = worker_id
         self._settings = settings
         self._claimer = Claimer(
@@ -112,7 +120,7 @@ class WorkExecutor:
         # Set while no run_next is running: one item at a time, and what shutdown waits for.
         self._idle = asyncio.Event()
         self._idle.set()
-        self._handler_task: asyncio.Task[None] | None = None
+        self._handler_task: asyncio.Task[JsonValue] | None = None
 
     @property
     def worker_id(self) -> str:
@@ -262,7 +270,7 @@ class WorkExecutor:
     def _record(
         self,
         claim: Claim,
-        handler_task: asyncio.Task[None],
+        handler_task: asyncio.Task[JsonValue],
         context: ExecutionContext,
         *,
         stopping: bool,
@@ -280,6 +288,9 @@ class WorkExecutor:
             stopping=stopping,
             claim_next=claim_next,
             max_error_length=self._settings.max_error_length,
+            max_result_bytes=self._settings.max_progress_bytes,
+            now=self._clock.now(),
+            draw=self._draw(),
         )
         return self._writer.write(claim, ended, context.snapshot, hurried=stopping)
 

@@ -25,7 +25,14 @@ from pydantic import JsonValue
 from workqueue.application.claim import Claim, Claimer
 from workqueue.application.execution import ExecutionOutcome, ExecutionStatus
 from workqueue.application.verdict import Verdict
-from workqueue.domain import Clock, ProgressSnapshot, RunOutcome, StoreUnavailableError, WorkStore
+from workqueue.domain import (
+    Clock,
+    ProgressSnapshot,
+    RunEnding,
+    RunOutcome,
+    StoreUnavailableError,
+    WorkStore,
+)
 
 __all__ = ["OutcomeWriter"]
 
@@ -43,8 +50,8 @@ _ATTEMPTS_IN_A_HURRY = 3
 class _Write:
     """One kind of outcome write: the store's outcome, its verb, its log line once written."""
 
-    outcome: Callable[[JsonValue | ProgressSnapshot, str], RunOutcome]
-    """The :class:`~workqueue.domain.RunOutcome` to write, given the progress and the error."""
+    outcome: Callable[[JsonValue | ProgressSnapshot, Verdict], RunOutcome]
+    """The :class:`~workqueue.domain.RunOutcome` to write, given the progress and the verdict."""
     verb: str
     """What the write does, as in "could not complete ..."."""
     lost: str
@@ -58,18 +65,32 @@ _WRITES = {
     # DEBUG: the table records every success, and the worker logs a count of them at
     # INFO; a line per success would cost a drain of short items a third of its pace.
     ExecutionStatus.SUCCEEDED: _Write(
-        lambda progress, _: RunOutcome.succeeded(progress),
+        lambda progress, ended: RunOutcome.succeeded(progress, ended.result),
         "complete",
         "completing it found the lease no longer held",
         logging.DEBUG,
         "%(kind)s item %(item_id)d succeeded in %(duration).3f s (attempt %(attempt)d)",
     ),
     ExecutionStatus.FAILED: _Write(
-        lambda progress, error: RunOutcome.failed(error, progress),
+        lambda progress, ended: RunOutcome.failed(ended.error, progress),
         "fail",
         "failing it found the lease no longer held",
         logging.WARNING,
         "%(kind)s item %(item_id)d failed (attempt %(attempt)d): %(error)s",
+    ),
+    ExecutionStatus.RETRIED: _Write(
+        lambda progress, ended: RunOutcome(RunEnding.RETRIED, progress, ended.error, ended.run_at),
+        "retry",
+        "retrying it found the lease no longer held",
+        logging.WARNING,
+        "%(kind)s item %(item_id)d failed (attempt %(attempt)d), to run again: %(error)s",
+    ),
+    ExecutionStatus.SNOOZED: _Write(
+        lambda progress, ended: RunOutcome(RunEnding.SNOOZED, progress, run_at=ended.run_at),
+        "snooze",
+        "snoozing it found the lease no longer held",
+        logging.INFO,
+        "%(kind)s item %(item_id)d snoozed (attempt %(attempt)d)",
     ),
     ExecutionStatus.CANCELLED: _Write(
         lambda progress, _: RunOutcome.cancelled(progress),
@@ -139,7 +160,7 @@ class OutcomeWriter:
         """
         status = verdict.status
         kind = _WRITES[status]
-        again = partial(self._store.finish, claim.item.lease, kind.outcome(progress, verdict.error))
+        again = partial(self._store.finish, claim.item.lease, kind.outcome(progress, verdict))
         first: Callable[[], Awaitable[bool]] = again
         if verdict.claim_next:
             first = partial(self._claimer.complete_and_claim, claim, progress)

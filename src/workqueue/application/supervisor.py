@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import asyncio
 
+from pydantic import JsonValue
+
 from workqueue.application.beats import Heartbeats
 from workqueue.application.claim import Claim
 from workqueue.application.context import ExecutionContext
@@ -35,7 +37,7 @@ class LeaseSupervisor:
         self._clock = clock
 
     async def run(
-        self, claim: Claim, handler: asyncio.Task[None], context: ExecutionContext
+        self, claim: Claim, handler: asyncio.Task[JsonValue], context: ExecutionContext
     ) -> None:
         """Wait until ``handler`` is done, whatever its outcome, keeping the claim's lease.
 
@@ -58,12 +60,12 @@ class LeaseSupervisor:
             keeper.stop()
 
 
-def _finished(task: asyncio.Task[None]) -> asyncio.Future[None]:
+def _finished(task: asyncio.Task[JsonValue]) -> asyncio.Future[None]:
     """A future that is done once ``task`` is, whatever its outcome; cancelling it
     leaves ``task`` running. What ``asyncio.wait`` on one task does, for less."""
     finished = task.get_loop().create_future()
 
-    def wake(_: asyncio.Task[None]) -> None:
+    def wake(_: asyncio.Task[JsonValue]) -> None:
         if not finished.done():
             finished.set_result(None)
 

@@ -16,6 +16,7 @@ from enum import StrEnum
 from typing import Any
 
 import pytest
+from pydantic import JsonValue
 
 from workqueue.adapters.memory import (
     InMemoryState,
@@ -35,6 +36,7 @@ from workqueue.application import (
     WorkScheduler,
 )
 from workqueue.domain import (
+    KindPolicy,
     Lease,
     RunOutcome,
     StoreUnavailableError,
@@ -68,7 +70,7 @@ class BetaJob(WorkPayload):
     label: str
 
 
-Behaviour = Callable[[WorkContext], Awaitable[None]]
+Behaviour = Callable[[WorkContext], Awaitable[JsonValue]]
 
 
 class Script:
@@ -102,37 +104,39 @@ class Script:
 
         self.on(label, fail)
 
-    async def run(self, label: str, ctx: WorkContext) -> None:
+    async def run(self, label: str, ctx: WorkContext) -> JsonValue:
         self.started.append(label)
         self.contexts[label] = ctx
         self.running += 1
         self.most_running = max(self.most_running, self.running)
+        result: JsonValue = None
         try:
             behaviour = self.behaviours.get(label)
             if behaviour is not None:
-                await behaviour(ctx)
+                result = await behaviour(ctx)
         except asyncio.CancelledError:
             self.cancelled.append(label)
             raise
         finally:
             self.running -= 1
         self.returned.append(label)
+        return result
 
 
 class AlphaHandler(WorkHandler[AlphaJob]):
     def __init__(self, script: Script) -> None:
         self.script = script
 
-    async def handle(self, payload: AlphaJob, ctx: WorkContext) -> None:
-        await self.script.run(payload.label, ctx)
+    async def handle(self, payload: AlphaJob, ctx: WorkContext) -> JsonValue:
+        return await self.script.run(payload.label, ctx)
 
 
 class BetaHandler(WorkHandler[BetaJob]):
     def __init__(self, script: Script) -> None:
         self.script = script
 
-    async def handle(self, payload: BetaJob, ctx: WorkContext) -> None:
-        await self.script.run(payload.label, ctx)
+    async def handle(self, payload: BetaJob, ctx: WorkContext) -> JsonValue:
+        return await self.script.run(payload.label, ctx)
 
 
 def call_name(name: str, args: tuple[Any, ...]) -> str:
@@ -184,19 +188,29 @@ class Bench:
             Job, [AlphaJob, BetaJob], [AlphaHandler(self.script), BetaHandler(self.script)]
         )
 
+    def with_policy(self, policy: KindPolicy) -> None:
+        """Give the alpha kind ``policy`` (its handler declares it, as an application's does)."""
+        handler = type("AlphaHandlerWithPolicy", (AlphaHandler,), {"policy": policy})
+        self.registry = KindRegistry(
+            Job, [AlphaJob, BetaJob], [handler(self.script), BetaHandler(self.script)]
+        )
+
     def executor(
         self,
         *,
         store: Any = None,
         worker_id: str = "worker-1",
         settings: ExecutorSettings | None = None,
+        draw: float = 0.0,
     ) -> WorkExecutor:
+        """An executor on the bench; ``draw`` is the random number of every retry's jitter."""
         return WorkExecutor(
             self.store if store is None else store,
             self.registry,
             self.clock,
             worker_id=worker_id,
             settings=ExecutorSettings() if settings is None else settings,
+            draw=lambda: draw,
         )
 
     def worker(

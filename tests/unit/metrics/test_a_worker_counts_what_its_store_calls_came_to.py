@@ -149,6 +149,22 @@ class TestOutcomes:
         assert count(metrics, "released_total", BETA) == 1
         assert count(metrics, "leases_lost_total", ALPHA) == 0
 
+    async def test_a_retry_and_a_snooze_count_apart_from_failures(
+        self, queue: InMemoryWorkQueue, store: CountingWorkStore, metrics: WorkerMetrics
+    ) -> None:
+        await queue.enqueue(AlphaJob())
+        await queue.enqueue(BetaJob())
+        first, second = [await claimed(store) for _ in range(2)]
+        now = first.started_at
+        assert now is not None
+
+        assert await store.finish(first.lease, RunOutcome.retried("boom", now))
+        assert await store.finish(second.lease, RunOutcome.snoozed(now))
+
+        assert count(metrics, "retried_total", ALPHA) == 1
+        assert count(metrics, "snoozed_total", BETA) == 1
+        assert count(metrics, "failed_total", ALPHA) == 0
+
     async def test_a_cancel_requested_while_running_counts_once_its_holder_marks_it_cancelled(
         self, queue: InMemoryWorkQueue, store: CountingWorkStore, metrics: WorkerMetrics
     ) -> None:

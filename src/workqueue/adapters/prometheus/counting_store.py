@@ -183,6 +183,8 @@ class CountingWorkStore(WorkStore):
         return {
             RunEnding.SUCCEEDED: self._metrics.succeeded,
             RunEnding.FAILED: self._metrics.failed,
+            RunEnding.RETRIED: self._metrics.retried,
+            RunEnding.SNOOZED: self._metrics.snoozed,
             RunEnding.CANCELLED: self._metrics.cancelled,
             RunEnding.RELEASED: self._metrics.released,
         }[ending]

@@ -17,6 +17,8 @@ PER_KIND_COUNTERS = {
     "claimed": "Items this worker claimed.",
     "succeeded": "Items this worker completed as succeeded.",
     "failed": "Items this worker failed.",
+    "retried": "Failures this worker sent back to queued to run again (attempts left).",
+    "snoozed": "Items this worker sent back to queued on their handler's request.",
     "cancelled": "Items this worker ended cancelled, as requested while it ran them.",
     "released": "Items this worker put back in queued without a stall.",
     "leases_lost": "Leases found no longer held: a heartbeat or outcome matched no row.",
@@ -44,6 +46,8 @@ class WorkerMetrics:
         self.claimed = per_kind["claimed"]
         self.succeeded = per_kind["succeeded"]
         self.failed = per_kind["failed"]
+        self.retried = per_kind["retried"]
+        self.snoozed = per_kind["snoozed"]
         self.cancelled = per_kind["cancelled"]
         self.released = per_kind["released"]
         self.leases_lost = per_kind["leases_lost"]
