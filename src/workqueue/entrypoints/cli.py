@@ -34,6 +34,7 @@ from workqueue.entrypoints.commands import (
     migrate_database,
     requeue_item,
     run_at_text,
+    show_item,
     show_status,
 )
 from workqueue.entrypoints.exit_status import ExitStatus, exit_status_for, interrupted_status
@@ -91,6 +92,12 @@ def build_parser() -> argparse.ArgumentParser:
     status = commands.add_parser("status", help="show counts, live items and recent failures")
     status.add_argument("--json", action="store_true", help="print one JSON document")
     _app_option(status)
+
+    show = commands.add_parser(
+        "show", help="show item ID in full: its result and every failure included"
+    )
+    show.add_argument("item_id", type=item_id, metavar="ID", help="the item's id")
+    show.add_argument("--json", action="store_true", help="print one JSON document")
 
     enqueue = commands.add_parser("enqueue", help="enqueue one item of KIND")
     enqueue.add_argument("kind", metavar="KIND", help="the kind, e.g. token_cleanup")
@@ -177,6 +184,8 @@ def _command(
         return migrate_database(container, out)
     if args.command == "status":
         return show_status(container, out, as_json=args.json)
+    if args.command == "show":
+        return show_item(container, out, item_id=args.item_id, as_json=args.json)
     if args.command == "web":
         return _serve_web(container, host=args.host, port=args.port)
     if args.command == "cancel":

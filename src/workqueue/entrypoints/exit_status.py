@@ -22,6 +22,7 @@ from workqueue.adapters.postgres import MigrationError, SchemaNotCurrentError
 from workqueue.domain import (
     InvalidDedupKeyError,
     InvalidPayloadError,
+    InvalidPolicyError,
     InvalidPriorityError,
     InvalidRunAtError,
     KindRegistryError,
@@ -50,6 +51,8 @@ _USAGE_ERRORS: tuple[type[Exception], ...] = (
     UnknownKindError,
     InvalidPayloadError,
     InvalidDedupKeyError,
+    InvalidPolicyError,
+    InvalidPolicyError,
     InvalidPriorityError,
     InvalidRunAtError,
 )

@@ -147,6 +147,10 @@ def render_text(report: StatusReport) -> str:
         )
         if item.priority:
             line += f" priority={item.priority}"
+        if item.failures:
+            line += f" failures={len(item.failures)}"
+        if item.snoozes:
+            line += f" snoozes={item.snoozes}"
         if item.run_at > report.now:  # only a queued item's can be still to come
             line += f" waits until {_timestamp(item.run_at)}"
         if item.status is WorkStatus.RUNNING:
@@ -186,6 +190,12 @@ def _item_document(report: StatusReport, item: WorkItem) -> dict[str, JsonValue]
         "progress": item.progress,
         "error": item.error,
         "cancel_reason": item.cancel_reason,
+        "snoozes": item.snoozes,
+        "failures": [
+            {"attempt": failure.attempt, "at": _timestamp(failure.at), "error": failure.error}
+            for failure in item.failures
+        ],
+        "result": item.result,
     }
 
 

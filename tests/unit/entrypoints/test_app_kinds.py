@@ -206,6 +206,21 @@ class TestLoading:
             "cannot import the application 'broken': RuntimeError: no water in the tap"
         )
 
+    def test_a_kind_policy_that_cannot_hold_is_refused_naming_the_field(
+        self, tmp_path: Path
+    ) -> None:
+        (tmp_path / "flaky.py").write_text(
+            "from workqueue import KindPolicy\nPOLICY = KindPolicy(max_attempts=0)\n"
+        )
+
+        with pytest.raises(AppLoadError) as refused:
+            load_app("flaky")
+
+        assert str(refused.value) == (
+            "cannot import the application 'flaky': "
+            "InvalidPolicyError: max_attempts must be at least 1, not 0"
+        )
+
 
 class TestServing:
     async def test_the_registry_serves_the_application_beside_the_built_in_kinds(

@@ -379,6 +379,7 @@ positional arguments:
     worker    run a worker until SIGTERM or SIGINT (twice forces exit)
     migrate   apply pending migrations and say which
     status    show counts, live items and recent failures
+    show      show item ID in full: its result and every failure included
     enqueue   enqueue one item of KIND
     cancel    cancel item ID: queued at once, running through its worker
     requeue   enqueue failed or cancelled item ID again, as a new item
@@ -420,6 +421,16 @@ options:
   --app MODULE[:ATTRIBUTE]
                         the application (a WorkQueueApp) whose kinds join the
                         built-in ones (default: WORKQUEUE_APP)
+""",
+    ("show",): """\
+usage: workqueue show [-h] [--json] ID
+
+positional arguments:
+  ID          the item's id
+
+options:
+  -h, --help  show this help message and exit
+  --json      print one JSON document
 """,
     ("cancel",): """\
 usage: workqueue cancel [-h] [--reason TEXT] ID

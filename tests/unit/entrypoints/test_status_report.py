@@ -136,7 +136,10 @@ async def test_the_json_report_in_full(busy: Queue) -> None:
         "deleted": 12
       },
       "error": null,
-      "cancel_reason": null
+      "cancel_reason": null,
+      "snoozes": 0,
+      "failures": [],
+      "result": null
     },
     {
       "id": 3,
@@ -153,7 +156,10 @@ async def test_the_json_report_in_full(busy: Queue) -> None:
       "finished_at": null,
       "progress": null,
       "error": null,
-      "cancel_reason": null
+      "cancel_reason": null,
+      "snoozes": 0,
+      "failures": [],
+      "result": null
     }
   ],
   "failed_total": 1,
@@ -173,11 +179,37 @@ async def test_the_json_report_in_full(busy: Queue) -> None:
       "finished_at": "2026-01-01T00:00:01Z",
       "progress": null,
       "error": "RuntimeError: disk full\\nTraceback...",
-      "cancel_reason": null
+      "cancel_reason": null,
+      "snoozes": 0,
+      "failures": [
+        {
+          "attempt": 1,
+          "at": "2026-01-01T00:00:01Z",
+          "error": "RuntimeError: disk full\\nTraceback..."
+        }
+      ],
+      "result": null
     }
   ]
 }"""
     )
+
+
+async def test_an_item_that_failed_or_snoozed_before_says_how_often() -> None:
+    world = Queue()
+    await world.queue.enqueue(TokenCleanup())
+    for outcome in (
+        RunOutcome.retried("OSError: down", world.clock.now()),
+        RunOutcome.snoozed(world.clock.now()),
+        RunOutcome.retried("OSError: down", world.clock.now()),
+    ):
+        claimed = await world.store.claim(["token_cleanup"], worker_id="w", lease_duration=LEASE)
+        assert claimed is not None
+        await world.store.finish(claimed.lease, outcome)
+
+    text = render_text(await world.report())
+
+    assert "  #1 token_cleanup queued attempt=3 stalls=0 failures=2 snoozes=1\n" in text
 
 
 async def test_an_item_due_now_waits_for_nothing(busy: Queue) -> None:

@@ -9,7 +9,7 @@ from datetime import timedelta
 import pytest
 from web_world import KINDS, LEASE, WebWorld
 
-from workqueue.domain import TokenCleanup, WorkItemRetention, WorkStatus
+from workqueue.domain import RunOutcome, TokenCleanup, WorkItemRetention, WorkStatus
 from workqueue.entrypoints.web.app import SECURITY_HEADERS
 
 STATUSES = [status.value for status in WorkStatus]
@@ -170,6 +170,9 @@ class TestRunning:
             "payload": {"retention_days": None},
             "progress": {"done": 3},
             "error": None,
+            "snoozes": 0,
+            "failures": [],
+            "result": None,
         }
         assert document["items"][0]["heartbeat_age_seconds"] == 2.25
         assert "Running (2)" in html
@@ -375,6 +378,43 @@ class TestItem:
         )
         assert '<th scope="row">priority</th><td>-7</td>' in html
         assert '<th scope="row">run_at</th><td>2026-01-01T02:00:00Z</td>' in html
+
+    async def test_a_retried_item_shows_each_failure_and_a_succeeded_one_its_result(
+        self, world: WebWorld
+    ) -> None:
+        await world.queue.enqueue(TokenCleanup())
+        first = await world.store.claim(["token_cleanup"], worker_id="w", lease_duration=LEASE)
+        assert first is not None
+        await world.store.finish(
+            first.lease, RunOutcome.retried("OSError: down", world.clock.now())
+        )
+        await world.clock.advance(30)
+        second = await world.store.claim(["token_cleanup"], worker_id="w", lease_duration=LEASE)
+        assert second is not None
+        await world.store.finish(second.lease, RunOutcome.succeeded(None, {"deleted": 4}))
+
+        async with world.client() as client:
+            document = (await client.get(f"/api/items/{first.id}")).json()
+            html = (await client.get(f"/items/{first.id}")).text
+
+        assert document["item"]["failures"] == [
+            {"attempt": 1, "at": "2026-01-01T00:00:00Z", "error": "OSError: down"}
+        ]
+        assert (document["item"]["result"], document["item"]["snoozes"]) == ({"deleted": 4}, 0)
+        assert '<pre class="json" id="result">{\n  &#34;deleted&#34;: 4\n}</pre>' in html
+        assert (
+            "<tr><td>1</td><td>2026-01-01T00:00:00Z</td>"
+            '<td><pre class="error">OSError: down</pre></td></tr>'
+        ) in html
+
+    async def test_an_item_that_never_failed_says_so(self, world: WebWorld) -> None:
+        item = await world.running()
+
+        async with world.client() as client:
+            html = (await client.get(f"/items/{item.id}")).text
+
+        assert '<p id="failures">None.</p>' in html
+        assert '<pre class="json" id="result">null</pre>' in html
 
     async def test_a_missing_item_is_a_404(self, world: WebWorld) -> None:
         async with world.client() as client:

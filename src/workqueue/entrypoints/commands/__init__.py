@@ -1,4 +1,5 @@
-"""The short-lived CLI commands: ``migrate``, ``status``, ``enqueue``, ``cancel``, ``requeue``.
+"""The short-lived CLI commands: ``migrate``, ``status``, ``show``, ``enqueue``, ``cancel``,
+``requeue``.
 
 Each takes a container (so tests can hand it one wired to in-memory adapters)
 and a stream for its output, and raises on failure; :mod:`workqueue.entrypoints.cli` turns
@@ -10,6 +11,7 @@ from __future__ import annotations
 from workqueue.entrypoints.commands.cancel import cancel_item, requeue_item
 from workqueue.entrypoints.commands.enqueue import delay_text, enqueue_work, run_at_text
 from workqueue.entrypoints.commands.migrate import migrate_database
+from workqueue.entrypoints.commands.show import show_item
 from workqueue.entrypoints.commands.status import show_status
 
 __all__ = [
@@ -19,5 +21,6 @@ __all__ = [
     "migrate_database",
     "requeue_item",
     "run_at_text",
+    "show_item",
     "show_status",
 ]

@@ -92,6 +92,12 @@ def item_document(item: WorkItem, now: datetime) -> dict[str, JsonValue]:
         "payload": item.payload,
         "progress": item.progress,
         "error": item.error,
+        "snoozes": item.snoozes,
+        "failures": [
+            {"attempt": failure.attempt, "at": timestamp(failure.at), "error": failure.error}
+            for failure in item.failures
+        ],
+        "result": item.result,
     }
 
 
