@@ -2,7 +2,8 @@
 
 :func:`install_side_tables` adds, beside the queue's own tables:
 
-- ``fault_runs``: one row per attempt a chore handler started (see fault_kinds.py);
+- ``fault_runs``: one row per attempt a chore handler started (see fault_kinds.py),
+  with whether it failed on purpose;
 - ``fault_writes``: one row per UPDATE of ``work_items``, written by a trigger,
   with the lease holder before the write (``worker_id``) and the writer (the
   session's ``application_name``, which each worker sets to its worker id).
@@ -14,13 +15,14 @@ the handlers did.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
 import asyncpg
-from fault_kinds import Chore
+from fault_kinds import CHORE_POLICY, Chore
 
 from workqueue.adapters.clock import SystemClock
 from workqueue.adapters.postgres import PostgresWorkQueue, close_pool, create_pool
@@ -47,6 +49,7 @@ CREATE TABLE fault_runs (
     started_at timestamptz NOT NULL DEFAULT clock_timestamp(),
     ended_at timestamptz,
     reruns integer NOT NULL DEFAULT 0,
+    failed boolean NOT NULL DEFAULT false,
     PRIMARY KEY (item_id, attempt)
 );
 
@@ -78,32 +81,35 @@ CREATE TRIGGER fault_note_write AFTER UPDATE ON work_items
     FOR EACH ROW EXECUTE FUNCTION fault_note_write();
 """
 
-# A write is stale when it changed a finished item, or when it wrote to a running
-# item under its current attempt (heartbeat, complete, fail, release: attempt and
-# stalls unchanged) without being the lease holder. Claims change the attempt and
-# lease recovery the stalls; any worker may do those.
+# A write is stale when it changed a finished item, when it wrote to a running
+# item under its current attempt (heartbeat, complete, fail, retry, release:
+# attempt and stalls unchanged) without being the lease holder, or when it
+# finished a queued item (an ended attempt's outcome landing on the item it had
+# put back for a retry). Claims change the attempt and lease recovery the stalls;
+# any worker may do those.
 _STALE_WRITES = """
 SELECT item_id, old_status, new_status, old_attempt, holder, writer, written_at
 FROM fault_writes
 WHERE old_status IN ('succeeded', 'failed')
    OR (old_status = 'running' AND new_attempt = old_attempt AND new_stalls = old_stalls
        AND writer IS DISTINCT FROM holder)
+   OR (old_status = 'queued' AND new_status IN ('succeeded', 'failed'))
 ORDER BY seq
 """
 _ANONYMOUS_WRITES = "SELECT count(*) FROM fault_writes WHERE writer = ''"
 _ITEMS = """
 SELECT id, status, attempt, stalls, worker_id, error, progress::text AS progress,
-       lease_expires_at, finished_at
+       lease_expires_at, finished_at, failures::text AS failures
 FROM work_items ORDER BY id
 """
 _ITEM = """
 SELECT id, status, attempt, stalls, worker_id, error, progress::text AS progress,
-       lease_expires_at, finished_at
+       lease_expires_at, finished_at, failures::text AS failures
 FROM work_items WHERE id = $1
 """
-_RUNS = "SELECT item_id, attempt, worker, started_at, ended_at, reruns FROM fault_runs"
+_RUNS = "SELECT item_id, attempt, worker, started_at, ended_at, reruns, failed FROM fault_runs"
 _RUN = """
-SELECT item_id, attempt, worker, started_at, ended_at, reruns
+SELECT item_id, attempt, worker, started_at, ended_at, reruns, failed
 FROM fault_runs WHERE item_id = $1 AND attempt = $2
 """
 _UNFINISHED = "SELECT count(*) FROM work_items WHERE status IN ('queued', 'running')"
@@ -143,16 +149,32 @@ class ItemRow:
     progress: str | None
     lease_expires_at: datetime | None
     finished_at: datetime | None
+    failures: tuple[dict[str, Any], ...]
+
+    @property
+    def handler_failures(self) -> dict[int, str]:
+        """The attempts whose handler failed (retried, or the last), and their errors."""
+        return {
+            failure["attempt"]: failure["error"]
+            for failure in self.failures
+            if not failure["error"].startswith("stalled")
+        }
+
+
+def _item_of(row: asyncpg.Record) -> ItemRow:
+    fields = dict(row)
+    fields["failures"] = tuple(json.loads(fields["failures"]))
+    return ItemRow(**fields)
 
 
 async def item_rows(connection: asyncpg.Connection) -> list[ItemRow]:
-    return [ItemRow(**dict(row)) for row in await connection.fetch(_ITEMS)]
+    return [_item_of(row) for row in await connection.fetch(_ITEMS)]
 
 
 async def item_row(connection: asyncpg.Connection, item_id: int) -> ItemRow:
     row = await connection.fetchrow(_ITEM, item_id)
     assert row is not None, f"item {item_id} is gone"
-    return ItemRow(**dict(row))
+    return _item_of(row)
 
 
 async def run_of(
@@ -185,7 +207,25 @@ class Audit:
 
     @property
     def stalled_out(self) -> list[ItemRow]:
-        return [item for item in self.items if item.status == "failed"]
+        return [
+            item
+            for item in self.items
+            if item.status == "failed" and (item.error or "").startswith("stalled")
+        ]
+
+    @property
+    def failed_for_good(self) -> list[ItemRow]:
+        """Items whose handler failed in every attempt of the policy."""
+        return [
+            item
+            for item in self.items
+            if item.status == "failed" and not (item.error or "").startswith("stalled")
+        ]
+
+    @property
+    def retries(self) -> int:
+        """Handler failures that were given another attempt."""
+        return sum(len(item.handler_failures) for item in self.items) - len(self.failed_for_good)
 
     @property
     def total_stalls(self) -> int:
@@ -208,13 +248,19 @@ async def audit(
     """Read the run's outcome and list every way it breaks the queue's promises.
 
     - none lost: every enqueued item is there, succeeded or failed, none queued or running;
-    - failed only as stalled, after exactly ``max_stalls`` stalls;
+    - failed as stalled, after exactly ``max_stalls`` stalls, or as its handler
+      failed in each of the chore policy's ``max_attempts``;
     - a succeeded item's last attempt ran to its end, by the worker the row names;
+    - every failure the row keeps is of an attempt whose handler failed (fault_runs)
+      and ran to its end (a failed attempt whose outcome was never written, its
+      worker killed or its database away, is a stall instead);
     - no attempt ran twice, and no run has an attempt the row never reached;
-    - every attempt but the last ended in a stall, except the ``released`` ones
-      (``(item id, attempt)`` pairs the workers logged as released: an item held
-      for a next turn goes back without a stall when the run that held it ends);
-      with ``releases_allowed``, any attempt may have been released;
+    - every attempt but the last ended in a stall or a handler failure, except the
+      ``released`` ones (``(item id, attempt)`` pairs the workers logged as
+      released: an item held for a next turn goes back without a stall when the
+      run that held it ends); with ``releases_allowed``, any attempt may have been
+      released: so no item ran more often than its policy's attempts plus its
+      stalls (and releases);
     - no stale write changed a row.
     """
     connection = await asyncpg.connect(url)
@@ -239,6 +285,7 @@ async def audit(
     for item in items:
         releases = sum(1 for item_id, _ in released if item_id == item.id)
         problems.extend(_item_problems(item, runs, max_stalls, releases_allowed, releases))
+        problems.extend(_failure_problems(item, runs))
     for (item_id, attempt), run in runs.items():
         if run["reruns"]:
             problems.append(f"item {item_id} attempt {attempt} ran {run['reruns'] + 1} times")
@@ -263,17 +310,40 @@ def _item_problems(
             ]
         if last["worker"] != item.worker_id:
             return [f"item {item.id} succeeded under {item.worker_id}, but {last['worker']} ran it"]
+        if len(item.handler_failures) >= CHORE_POLICY.max_attempts:
+            return [f"item {item.id} succeeded after failing every attempt: {item.failures}"]
         ended_by_others = item.attempt - 1
     elif item.status == "failed":
-        if not (item.error or "").startswith("stalled") or item.stalls != max_stalls:
-            return [f"item {item.id} failed, not as stalled: {item.stalls} stalls, {item.error!r}"]
+        stalled_out = (item.error or "").startswith("stalled") and item.stalls == max_stalls
+        spent = len(item.handler_failures) == CHORE_POLICY.max_attempts and item.error == (
+            item.handler_failures.get(item.attempt)
+        )
+        if not (stalled_out or spent):
+            return [
+                f"item {item.id} failed, neither as stalled nor after its attempts:"
+                f" {item.stalls} stalls, {item.error!r}, failures {item.failures}"
+            ]
         ended_by_others = item.attempt
     else:
         return [f"item {item.id} is still {item.status}"]
+    ended_by_others -= len(item.handler_failures)
     ended_without_outcome = ended_by_others - releases
     if item.stalls == ended_without_outcome or (releases_allowed and item.stalls < ended_by_others):
         return []
     return [
         f"item {item.id} has {item.stalls} stalls, but {ended_without_outcome} of its "
-        f"{item.attempt} attempts ended without an outcome or a release"
+        f"{item.attempt} attempts ended without an outcome, a failure or a release"
     ]
+
+
+def _failure_problems(item: ItemRow, runs: dict[tuple[int, int], dict[str, Any]]) -> list[str]:
+    """The failures the row keeps against the attempts whose handler failed."""
+    failed_runs = {
+        attempt for (item_id, attempt), run in runs.items() if item_id == item.id and run["failed"]
+    }
+    if unfounded := set(item.handler_failures) - failed_runs:
+        return [
+            f"item {item.id} keeps failures of attempts {sorted(unfounded)}, but its handler"
+            f" failed only in attempts {sorted(failed_runs)}"
+        ]
+    return []

@@ -2,9 +2,12 @@
 
 Production code knows nothing of it; ``fault_worker_script.py`` serves it with the
 production worker. Every attempt of a chore records ``(item_id, attempt, worker,
-started_at, ended_at)`` in ``fault_runs`` (see :mod:`fault_database`), so a test can
-hold the queue's own bookkeeping (``attempt``, ``stalls``) against what the
-handlers actually did.
+started_at, ended_at, failed)`` in ``fault_runs`` (see :mod:`fault_database`), so a
+test can hold the queue's own bookkeeping (``attempt``, ``stalls``, ``failures``)
+against what the handlers actually did.
+
+The kind retries (:data:`CHORE_POLICY`): a chore that fails on purpose
+(``fail_rate``) runs again after a short backoff, up to three attempts.
 """
 
 from __future__ import annotations
@@ -12,14 +15,21 @@ from __future__ import annotations
 import asyncio
 import random
 import time
+from datetime import timedelta
 from enum import StrEnum
 
 import asyncpg
 
 from workqueue.adapters.postgres import is_connection_loss
-from workqueue.domain import Clock, WorkContext, WorkHandler, WorkPayload
+from workqueue.domain import Backoff, Clock, KindPolicy, WorkContext, WorkHandler, WorkPayload
 
-__all__ = ["Chore", "ChoreHandler", "FaultKind"]
+__all__ = ["CHORE_POLICY", "Chore", "ChoreFailedOnPurpose", "ChoreHandler", "FaultKind"]
+
+CHORE_POLICY = KindPolicy(
+    max_attempts=3,
+    backoff=Backoff(initial=timedelta(milliseconds=100), cap=timedelta(milliseconds=400)),
+)
+"""Three attempts a chore, retried after 75-100 ms, then 150-200 ms."""
 
 # Tried again and again while the database is away (a restart, a terminated
 # connection): a chore must not fail because its bookkeeping could not be written.
@@ -31,7 +41,7 @@ ON CONFLICT (item_id, attempt) DO UPDATE SET reruns = fault_runs.reruns + 1
 WHERE fault_runs.worker <> excluded.worker
 """
 _RECORD_END = """
-UPDATE fault_runs SET ended_at = clock_timestamp()
+UPDATE fault_runs SET ended_at = clock_timestamp(), failed = $4
 WHERE item_id = $1 AND attempt = $2 AND worker = $3
 """
 
@@ -48,6 +58,8 @@ class Chore(WorkPayload):
     :param hog_first: the first attempt naps with ``time.sleep``, blocking its event
         loop, so no heartbeat can be sent meanwhile: a stalled process. It then
         returns without recording its end.
+    :param fail_rate: the chance that an attempt, once its nap is over, records its
+        end as failed and raises :class:`ChoreFailedOnPurpose`.
     """
 
     kind = FaultKind.CHORE
@@ -55,13 +67,18 @@ class Chore(WorkPayload):
     naps: tuple[float, ...] = (0.1,)
     jitter: float = 0.0
     hog_first: bool = False
+    fail_rate: float = 0.0
 
     def nap_of(self, attempt: int) -> float:
         return self.naps[min(attempt, len(self.naps)) - 1] + random.uniform(0, self.jitter)
 
 
+class ChoreFailedOnPurpose(Exception):
+    """What a chore raises when its ``fail_rate`` says this attempt fails."""
+
+
 class ChoreHandler(WorkHandler[Chore]):
-    """Records the run's start, naps, records its end.
+    """Records the run's start, naps, records its end (and fails, if drawn to).
 
     A run cancelled mid-nap (lease lost, shutdown) keeps ``ended_at`` null. A
     retried start record by the same worker (its reply was lost) changes nothing;
@@ -69,13 +86,15 @@ class ChoreHandler(WorkHandler[Chore]):
     happen.
     """
 
+    policy = CHORE_POLICY
+
     def __init__(self, pool: asyncpg.Pool, clock: Clock, worker_id: str) -> None:
         self._pool = pool
         self._clock = clock
         self._worker_id = worker_id
 
     async def handle(self, payload: Chore, ctx: WorkContext) -> None:
-        await self._record(_RECORD_START, ctx)
+        await self._record(_RECORD_START, ctx, ())
         ctx.report_progress({"worker": self._worker_id, "attempt": ctx.attempt})
         nap = payload.nap_of(ctx.attempt)
         if payload.hog_first and ctx.attempt == 1:
@@ -84,12 +103,17 @@ class ChoreHandler(WorkHandler[Chore]):
             # complete the item, not to notice the lease ran out: the run keeps no end.
             return
         await self._clock.sleep(nap)
-        await self._record(_RECORD_END, ctx)
+        fails = random.random() < payload.fail_rate
+        await self._record(_RECORD_END, ctx, (fails,))
+        if fails:
+            raise ChoreFailedOnPurpose(f"chore failed on purpose in attempt {ctx.attempt}")
 
-    async def _record(self, statement: str, ctx: WorkContext) -> None:
+    async def _record(self, statement: str, ctx: WorkContext, more: tuple[object, ...]) -> None:
         while True:
             try:
-                await self._pool.execute(statement, ctx.item_id, ctx.attempt, self._worker_id)
+                await self._pool.execute(
+                    statement, ctx.item_id, ctx.attempt, self._worker_id, *more
+                )
                 return
             except Exception as error:
                 if not is_connection_loss(error):

@@ -45,3 +45,35 @@ async def test_a_write_by_a_worker_that_does_not_hold_the_lease_is_counted_as_st
         ("intruder", "succeeded"),
     ]
     assert any("stale writes" in problem for problem in result.problems)
+
+
+async def test_a_failure_the_row_keeps_of_an_attempt_that_never_failed_is_a_problem(
+    fault_database: str,
+) -> None:
+    (item_id,) = await enqueue_chores(fault_database, [Chore()])
+    connection = await asyncpg.connect(with_application_name(fault_database, "holder"))
+    try:
+        await connection.execute(
+            "INSERT INTO fault_runs (item_id, attempt, worker, ended_at)"
+            " VALUES ($1, 1, 'holder', now()), ($1, 2, 'holder', now())",
+            item_id,
+        )
+        await connection.execute(
+            "UPDATE work_items SET status = 'running', attempt = 2, worker_id = 'holder',"
+            " started_at = now(), lease_expires_at = now() + interval '1 minute' WHERE id = $1",
+            item_id,
+        )
+        await connection.execute(
+            "UPDATE work_items SET status = 'succeeded', finished_at = now(),"
+            " failures = jsonb_build_array(jsonb_build_object("
+            "'attempt', 1, 'at', now(), 'error', 'made up')) WHERE id = $1",
+            item_id,
+        )
+    finally:
+        await connection.close()
+
+    result = await audit(fault_database, enqueued={item_id}, max_stalls=3)
+
+    assert result.problems == [
+        f"item {item_id} keeps failures of attempts [1], but its handler failed only in attempts []"
+    ]

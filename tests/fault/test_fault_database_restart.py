@@ -4,7 +4,8 @@ The server is this module's own (restartable_postgres.py): never the one the oth
 tests share. Each outage lasts longer than a lease, so the items that were running
 when it began come back with a stall: their workers could not renew the leases,
 gave them up on their own clocks, and lease recovery requeued them once the
-database was back.
+database was back. A quarter of the attempts fail on purpose, so retries (and
+their outcome writes) cross the outages too.
 """
 
 from __future__ import annotations
@@ -71,7 +72,8 @@ async def test_workers_ride_out_database_restarts_and_lose_nothing(
 ) -> None:
     url = restartable_database
     items = max(size.items // 2, 50)
-    enqueued = set(await enqueue_chores(url, [Chore(naps=(0.2,), jitter=0.3)] * items))
+    chore = Chore(naps=(0.2,), jitter=0.3, fail_rate=0.25)
+    enqueued = set(await enqueue_chores(url, [chore] * items))
     fleet = Fleet(url, tmp_path, WORKQUEUE_CONCURRENCY=str(lanes))
     try:
         workers = [fleet.start() for _ in range(size.workers)]
@@ -116,12 +118,15 @@ async def test_workers_ride_out_database_restarts_and_lose_nothing(
         outage=f"{OUTAGE:.1f}s",
         stalls=result.total_stalls,
         stalled_out=len(result.stalled_out),
+        retries=result.retries,
+        failed_for_good=len(result.failed_for_good),
         lost=result.lost(enqueued),
         stale_writes=len(result.stale_writes),
         longest_outage_logged=f"{max(back_after, default=0.0):.1f}s",
         seconds=f"{elapsed:.1f}",
     )
     assert result.problems == [], "\n".join(result.problems[:20])
+    assert result.retries > 0, "no attempt failed: the retry policy was never at work"
     assert set(exits.values()) == {0}, outputs
     for worker_id, output in outputs.items():
         assert output.count("store unavailable") >= RESTARTS, (worker_id, output)

@@ -1,7 +1,9 @@
 """Workers killed at random while they drain the queue: nothing is lost, nothing stays stuck.
 
 A driver SIGKILLs a random worker every one to two seconds and starts a new one in
-its place. Whatever the killed worker held stays ``running`` under a lease nobody
+its place. A quarter of the attempts fail on purpose, so the chore kind's retry
+policy is at work meanwhile: every item ends succeeded or failed within its
+attempts plus its stalls. Whatever the killed worker held stays ``running`` under a lease nobody
 renews; lease recovery (run by the surviving workers) must put it back within
 the lease plus one poll interval, and the item must then be done by someone else.
 """
@@ -155,9 +157,8 @@ async def kill_workers_while_they_drain(
     """
     nap, jitter = 0.05, 0.2
     bound = LEASE + POLL + nap + jitter + RECOVERY_SLACK
-    enqueued = set(
-        await enqueue_chores(fault_database, [Chore(naps=(nap,), jitter=jitter)] * size.items)
-    )
+    chore = Chore(naps=(nap,), jitter=jitter, fail_rate=0.25)
+    enqueued = set(await enqueue_chores(fault_database, [chore] * size.items))
     deadline = 60 + size.items * 0.15
     started = time.monotonic()
     for worker in [fleet.start() for _ in range(size.workers)]:
@@ -201,6 +202,8 @@ async def kill_workers_while_they_drain(
         killed_items=len(watch.recoveries),
         stalls=result.total_stalls,
         stalled_out=len(result.stalled_out),
+        retries=result.retries,
+        failed_for_good=len(result.failed_for_good),
         lost=result.lost(enqueued),
         stale_writes=len(result.stale_writes),
         longest_recovery=f"{watch.longest:.2f}s",
@@ -209,6 +212,7 @@ async def kill_workers_while_they_drain(
     )
     assert result.problems == [], "\n".join(result.problems[:20])
     assert result.lost(enqueued) == 0
+    assert result.retries > 0, "no attempt failed: the retry policy was never at work"
     assert set(exits.values()) == {0}, fleet.outputs()
     assert kills >= 1
     assert watch.longest <= bound, watch.recoveries
