@@ -312,9 +312,11 @@ class InMemoryWorkStore(WorkStore):
             run_at=outcome.run_at or item.run_at,
             snoozes=item.snoozes + (1 if ending is RunEnding.SNOOZED else 0),
             failures=failures,
-            result=outcome.result if ending is RunEnding.SUCCEEDED else item.result,
+            # A running item has no result yet; only a success's outcome carries one.
+            result=outcome.result,
         )
-        twin = self._queued_twin(item) if ending in RETURNING_ENDINGS else None
+        # Only an ending back to queued asks for a twin (ends_as reads it for no other).
+        twin = self._queued_twin(item) if ending in RETURNING_ENDINGS else None  # pragma: no mutate
         status, error = outcome.ends_as(cancel_reason=item.cancel_reason, queued_twin=twin)
         if status is WorkStatus.QUEUED:
             self._state.write(
