@@ -27,6 +27,9 @@ def test_the_dependencies_are_what_producing_and_the_cli_need() -> None:
         "pydantic-settings",
         "asyncpg",
         "dependency-injector",
+        # A schedule's calendar (docs/adr/0032), and the time zones it is read in.
+        "cronsim",
+        "tzdata",
     }
 
 

@@ -12,6 +12,7 @@ from workqueue.domain.cancel import (
 )
 from workqueue.domain.claim_order import claim_order, is_claimable, next_claimable, next_run_at
 from workqueue.domain.clock import Clock
+from workqueue.domain.cron import CRON_ALIASES, CronCalendar
 from workqueue.domain.dedup import MAX_DEDUP_KEY_LENGTH, check_dedup_key
 from workqueue.domain.errors import (
     EnqueueFailedError,
@@ -21,6 +22,7 @@ from workqueue.domain.errors import (
     InvalidPolicyError,
     InvalidPriorityError,
     InvalidRunAtError,
+    InvalidScheduleError,
     KindRegistryError,
     PayloadDefinitionError,
     StoreUnavailableError,
@@ -31,7 +33,12 @@ from workqueue.domain.handler import WorkContext, WorkHandler
 from workqueue.domain.items import Failure, Lease, WorkItem
 from workqueue.domain.kinds import WorkKind, kind_name
 from workqueue.domain.maintenance import TokenCleanup, WorkItemRetention
-from workqueue.domain.monitor import LIVE_STATUSES, UNSUCCESSFUL_STATUSES, WorkMonitor
+from workqueue.domain.monitor import (
+    LIVE_STATUSES,
+    UNSUCCESSFUL_STATUSES,
+    ScheduleTurn,
+    WorkMonitor,
+)
 from workqueue.domain.notifications import WorkNotifications
 from workqueue.domain.payload import WorkPayload
 from workqueue.domain.payload_check import checked_payload_json
@@ -46,7 +53,7 @@ from workqueue.domain.run_outcome import (
     stalled_error,
     superseded_error,
 )
-from workqueue.domain.schedule import PERIODIC_DEDUP_KEY, WorkSchedule
+from workqueue.domain.schedule import PERIODIC_DEDUP_KEY, Overlap, WorkSchedule
 from workqueue.domain.snooze import Snooze
 from workqueue.domain.status import FINISHED_STATUSES, WorkStatus
 from workqueue.domain.storable import spelled_out, unstorable_character
@@ -65,6 +72,7 @@ from workqueue.domain.timing import (
 from workqueue.domain.tokens import RefreshTokenStore
 
 __all__ = [
+    "CRON_ALIASES",
     "DEFAULT_CANCEL_REASON",
     "DEFAULT_POLICY",
     "DEFAULT_PRIORITY",
@@ -80,6 +88,7 @@ __all__ = [
     "Backoff",
     "CancelOutcome",
     "Clock",
+    "CronCalendar",
     "EnqueueFailedError",
     "EnqueueRequest",
     "EnqueueResult",
@@ -91,10 +100,12 @@ __all__ = [
     "InvalidPolicyError",
     "InvalidPriorityError",
     "InvalidRunAtError",
+    "InvalidScheduleError",
     "KindPolicy",
     "KindRegistryError",
     "Lease",
     "LeaseProgress",
+    "Overlap",
     "PayloadDefinitionError",
     "ProgressSnapshot",
     "RecoveryResult",
@@ -103,6 +114,7 @@ __all__ = [
     "RequeueResult",
     "RunEnding",
     "RunOutcome",
+    "ScheduleTurn",
     "Snooze",
     "StoreUnavailableError",
     "TokenCleanup",

@@ -32,6 +32,7 @@ __all__ = [
     "InvalidPolicyError",
     "InvalidPriorityError",
     "InvalidRunAtError",
+    "InvalidScheduleError",
     "KindRegistryError",
     "PayloadDefinitionError",
     "StoreUnavailableError",
@@ -82,6 +83,11 @@ class InvalidPriorityError(WorkQueueError, ValueError):
 class InvalidPolicyError(WorkQueueError, ValueError):
     """A kind's policy that cannot hold: attempts below 1, a backoff out of range
     (``domain/policy.py``)."""
+
+
+class InvalidScheduleError(WorkQueueError, ValueError):
+    """A periodic kind's schedule that cannot hold: an interval that is not positive,
+    a cron expression or time zone that cannot be read, both or neither given."""
 
 
 class InvalidRunAtError(WorkQueueError, ValueError):

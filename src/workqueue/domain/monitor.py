@@ -8,13 +8,15 @@ bounded read on an index; none of them counts or lists the whole history except
 
 from __future__ import annotations
 
+from collections.abc import Collection
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
 
 from workqueue.domain.items import WorkItem
 from workqueue.domain.status import WorkStatus
 
-__all__ = ["LIVE_STATUSES", "UNSUCCESSFUL_STATUSES", "WorkMonitor"]
+__all__ = ["LIVE_STATUSES", "UNSUCCESSFUL_STATUSES", "ScheduleTurn", "WorkMonitor"]
 
 LIVE_STATUSES = frozenset(status for status in WorkStatus if not status.is_finished)
 """The statuses an item passes through before it finishes (queued, running)."""
@@ -23,6 +25,20 @@ UNSUCCESSFUL_STATUSES = frozenset(
     status for status in WorkStatus if status.is_finished and status is not WorkStatus.SUCCEEDED
 )
 """The final statuses that are not success: failed, and any other such status added later."""
+
+
+@dataclass(frozen=True, slots=True)
+class ScheduleTurn:
+    """What a periodic kind's schedule has come to so far.
+
+    :param newest: the kind's newest item (queued, running, or the one that
+        finished last), or None when it has none.
+    :param fired_at: the fire time its calendar last took a turn at, or None (an
+        interval schedule, or a calendar that has had no turn yet).
+    """
+
+    newest: WorkItem | None
+    fired_at: datetime | None
 
 
 class WorkMonitor(Protocol):
@@ -86,4 +102,11 @@ class WorkMonitor(Protocol):
 
     async def item(self, item_id: int) -> WorkItem | None:
         """The item with this id, or None."""
+        ...
+
+    async def schedule_turns(self, kinds: Collection[str]) -> dict[str, ScheduleTurn]:
+        """For each of ``kinds`` (periodic kinds), what its schedule has come to.
+
+        Every kind asked for has an entry, a kind with no item and no turn too.
+        """
         ...

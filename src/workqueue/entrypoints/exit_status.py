@@ -25,6 +25,7 @@ from workqueue.domain import (
     InvalidPolicyError,
     InvalidPriorityError,
     InvalidRunAtError,
+    InvalidScheduleError,
     KindRegistryError,
     StoreUnavailableError,
     UnknownKindError,
@@ -52,7 +53,7 @@ _USAGE_ERRORS: tuple[type[Exception], ...] = (
     InvalidPayloadError,
     InvalidDedupKeyError,
     InvalidPolicyError,
-    InvalidPolicyError,
+    InvalidScheduleError,
     InvalidPriorityError,
     InvalidRunAtError,
 )

@@ -22,7 +22,9 @@ class TestSchedules:
     def test_a_schedule_of_zero_interval_is_refused_naming_its_kind(self) -> None:
         with pytest.raises(ValueError) as raised:
             WorkSchedule(payload=Sweep(), interval=timedelta(0))
-        assert str(raised.value) == "schedule interval for 'sweep' must be positive"
+        assert str(raised.value) == (
+            "schedule of 'sweep': interval must be a positive timedelta, not datetime.timedelta(0)"
+        )
 
     def test_a_schedule_of_the_shortest_positive_interval_is_accepted(self) -> None:
         schedule = WorkSchedule(payload=Sweep(), interval=timedelta(microseconds=1))
