@@ -43,6 +43,25 @@ IN_MEMORY: dict[str, set[str]] = {
         "test_claimers_released_together_each_get_a_different_item",
         "test_concurrent_claimers_each_get_a_different_item",
     },
+    "TestCronTurnsFromItems": {
+        "test_turns_outlive_the_items_retention_deletes",
+    },
+    "TestCronInUtc": {
+        "test_a_daily_run_at_half_past_two_runs_once_on_each_day_the_clocks_change",
+    },
+    "TestCronTurnsOnTheWallClock": {
+        "test_an_hourly_schedule_runs_23_and_25_times_on_the_days_the_clocks_change",
+    },
+    "TestCronTurnInTwoSteps": {
+        "test_schedulers_that_find_a_fire_time_due_together_make_one_item",
+    },
+    "TestCronCatchesUp": {
+        "test_fire_times_missed_while_nobody_asked_make_one_item",
+    },
+    "TestCronOverlapsAlways": {
+        "test_a_fire_time_while_an_item_of_the_kind_runs_is_skipped_for_good",
+        "test_a_fire_time_while_an_item_of_the_kind_is_queued_is_skipped",
+    },
     "TestEnqueueIfDueInTwoSteps": {
         "test_concurrent_schedulers_racing_claimers_create_one_item_per_due_round",
     },

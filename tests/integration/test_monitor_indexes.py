@@ -239,3 +239,17 @@ async def test_one_item_is_read_by_its_key(crowded_database_url: str) -> None:
     plan = await explain(crowded_database_url, MONITOR_SQL["item"], 12345)
 
     assert scans(plan) == [("Index Scan", "work_items_pkey")]
+
+
+async def test_what_each_schedule_came_to_costs_a_few_pages_per_kind(
+    crowded_database_url: str,
+) -> None:
+    # Two kinds with a long history and one with none: the probe of a kind with no
+    # finished item must not walk the history of the others.
+    plan = await explain(
+        crowded_database_url, MONITOR_SQL["schedule_turns"], [ALPHA, BETA, "never_ran"]
+    )
+
+    assert reads_only_indexes(plan), scans(plan)
+    assert plan["Actual Rows"] == 3
+    assert pages_touched(plan) < 100, scans(plan)

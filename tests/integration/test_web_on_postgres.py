@@ -22,7 +22,7 @@ from workqueue.adapters.postgres import (
 )
 from workqueue.adapters.testing import FakeClock
 from workqueue.adapters.testing.contract.kinds import AlphaJob, BetaJob, ContractKind
-from workqueue.domain import RunOutcome, WorkPayload
+from workqueue.domain import RunOutcome, WorkPayload, WorkSchedule
 from workqueue.entrypoints.web.actions import WebActions
 from workqueue.entrypoints.web.app import create_app
 from workqueue.entrypoints.web.overview import OverviewReader
@@ -63,6 +63,10 @@ async def fill(pool: asyncpg.Pool, clock: FakeClock) -> dict[str, int]:
 
 
 TOKEN = "an-admin-token-for-the-test"
+SCHEDULES = (
+    WorkSchedule(AlphaJob(number=1), interval=timedelta(hours=1)),
+    WorkSchedule(BetaJob(), cron="0 3 * * *", timezone="Europe/Paris"),
+)
 
 
 def decode(kind: str, payload: Mapping[str, Any]) -> WorkPayload:
@@ -83,6 +87,7 @@ def client_for(
         schema=PostgresSchema(pool),
         clock=clock,
         actions=actions,
+        schedules=SCHEDULES,
     )
     return httpx.AsyncClient(
         transport=httpx.ASGITransport(app=create_app(services)), base_url="http://view"
@@ -157,13 +162,14 @@ async def test_health_says_the_schema_is_not_current_on_an_unmigrated_database(
 
 @pytest_asyncio.fixture
 async def reader_role(database_url: str, postgres_admin_url: str) -> AsyncIterator[str]:
-    """A login role with only SELECT on work_items (README's grant); dropped afterwards."""
+    """A login role with only SELECT on work_items and work_schedules (README's grants);
+    dropped afterwards."""
     role = f"workqueue_web_{uuid.uuid4().hex[:12]}"
     admin = await asyncpg.connect(postgres_admin_url)
     owner = await asyncpg.connect(database_url)
     try:
         await admin.execute(f"CREATE ROLE {role} LOGIN PASSWORD '{PASSWORD}'")
-        await owner.execute(f"GRANT SELECT ON work_items TO {role}")
+        await owner.execute(f"GRANT SELECT ON work_items, work_schedules TO {role}")
         yield role
     finally:
         await owner.execute(
@@ -194,6 +200,7 @@ async def test_the_view_works_for_a_role_with_only_select_on_work_items(
                     "/api/queued",
                     "/api/failures",
                     f"/api/items/{ids['failed']}",
+                    "/api/schedules",
                     "/metrics",
                 ]
             }

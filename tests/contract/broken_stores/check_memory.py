@@ -11,6 +11,12 @@ from stores import (
     CancelsRunningItemsAtOnce,
     ClaimsInTwoSteps,
     ClaimsWaitingItemsEarly,
+    CronCatchesUp,
+    CronInUtc,
+    CronOverlapsAlways,
+    CronTurnInTwoSteps,
+    CronTurnsFromItems,
+    CronTurnsOnTheWallClock,
     DropsProgressOnReads,
     DueBySuccessesAlone,
     DueByTheNewestFinishAlone,
@@ -53,6 +59,36 @@ class TestReleaseForgetsStalls(WorkQueueContractSuite, MemoryContractFixtures):
 class TestClaimsInTwoSteps(WorkQueueContractSuite, MemoryContractFixtures):
     def make_store(self, state: InMemoryState, clock: FakeClock) -> WorkStore:
         return ClaimsInTwoSteps(state, clock)
+
+
+class TestCronTurnsFromItems(WorkQueueContractSuite, MemoryContractFixtures):
+    def make_queue(self, state: InMemoryState, clock: FakeClock) -> WorkQueue:
+        return CronTurnsFromItems(state, clock)
+
+
+class TestCronInUtc(WorkQueueContractSuite, MemoryContractFixtures):
+    def make_queue(self, state: InMemoryState, clock: FakeClock) -> WorkQueue:
+        return CronInUtc(state, clock)
+
+
+class TestCronTurnsOnTheWallClock(WorkQueueContractSuite, MemoryContractFixtures):
+    def make_queue(self, state: InMemoryState, clock: FakeClock) -> WorkQueue:
+        return CronTurnsOnTheWallClock(state, clock)
+
+
+class TestCronTurnInTwoSteps(WorkQueueContractSuite, MemoryContractFixtures):
+    def make_queue(self, state: InMemoryState, clock: FakeClock) -> WorkQueue:
+        return CronTurnInTwoSteps(state, clock)
+
+
+class TestCronCatchesUp(WorkQueueContractSuite, MemoryContractFixtures):
+    def make_queue(self, state: InMemoryState, clock: FakeClock) -> WorkQueue:
+        return CronCatchesUp(state, clock)
+
+
+class TestCronOverlapsAlways(WorkQueueContractSuite, MemoryContractFixtures):
+    def make_queue(self, state: InMemoryState, clock: FakeClock) -> WorkQueue:
+        return CronOverlapsAlways(state, clock)
 
 
 class TestEnqueueIfDueInTwoSteps(WorkQueueContractSuite, MemoryContractFixtures):

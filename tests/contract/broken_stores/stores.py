@@ -12,6 +12,7 @@ import asyncio
 from collections.abc import Collection, Sequence
 from dataclasses import replace
 from datetime import datetime, timedelta
+from zoneinfo import ZoneInfo
 
 from pydantic import JsonValue
 
@@ -31,6 +32,7 @@ from workqueue.domain import (
     HeartbeatAnswer,
     Lease,
     LeaseProgress,
+    Overlap,
     ProgressSnapshot,
     RecoveryResult,
     RunEnding,
@@ -292,6 +294,84 @@ class EnqueueIfDueInTwoSteps(InMemoryWorkQueue):
             return None
         await asyncio.sleep(0)  # a claimer may take another scheduler's item meanwhile
         return await self.enqueue(schedule.payload, dedup_key=schedule.dedup_key)
+
+
+class CronTurnsFromItems(InMemoryWorkQueue):
+    """Tells a cron kind's taken turns by its items alone: once retention deletes
+    the item of a fire time, that fire time is due again."""
+
+    async def enqueue_if_due(self, schedule: WorkSchedule) -> EnqueueResult | None:
+        if schedule.cron is not None:
+            self._state.fires.pop(schedule.kind, None)
+            fire = schedule.calendar.latest_fire(self._clock.now())
+            key = schedule.fire_dedup_key(fire)
+            if any(item.dedup_key == key for item in self._state.items.values()):
+                return None
+        return await super().enqueue_if_due(schedule)
+
+
+class CronInUtc(InMemoryWorkQueue):
+    """Reads every calendar in UTC, whatever its time zone."""
+
+    async def enqueue_if_due(self, schedule: WorkSchedule) -> EnqueueResult | None:
+        if schedule.cron is not None:
+            schedule = replace(schedule, timezone="UTC")
+        return await super().enqueue_if_due(schedule)
+
+
+class CronTurnsOnTheWallClock(InMemoryWorkQueue):
+    """Tells fire times apart by the wall clock of the schedule's time zone: the hour
+    the clocks pass twice, when they fall back, has one turn instead of two."""
+
+    async def enqueue_if_due(self, schedule: WorkSchedule) -> EnqueueResult | None:
+        last = self._state.fires.get(schedule.kind)
+        if schedule.cron is not None and last is not None:
+            zone = ZoneInfo(schedule.timezone)
+            fire = schedule.calendar.latest_fire(self._clock.now())
+            if fire.astimezone(zone).replace(tzinfo=None) <= last.astimezone(zone).replace(
+                tzinfo=None
+            ):
+                return None
+        return await super().enqueue_if_due(schedule)
+
+
+class CronTurnInTwoSteps(InMemoryWorkQueue):
+    """Checks a fire time's turn, awaits, then takes it: two schedulers both take it."""
+
+    async def enqueue_if_due(self, schedule: WorkSchedule) -> EnqueueResult | None:
+        if schedule.cron is not None:
+            last = self._state.fires.get(schedule.kind)
+            if last is not None and last >= schedule.calendar.latest_fire(self._clock.now()):
+                return None
+            await asyncio.sleep(0)  # another scheduler may take the turn meanwhile
+            self._state.fires.pop(schedule.kind, None)
+        return await super().enqueue_if_due(schedule)
+
+
+class CronCatchesUp(InMemoryWorkQueue):
+    """After downtime, makes an item for every fire time missed, not one for them all."""
+
+    async def enqueue_if_due(self, schedule: WorkSchedule) -> EnqueueResult | None:
+        last = self._state.fires.get(schedule.kind)
+        if schedule.cron is None or last is None:
+            return await super().enqueue_if_due(schedule)
+        result = None
+        fire = schedule.calendar.next_fire(last)
+        while fire <= self._clock.now():
+            self._state.fires[schedule.kind] = fire
+            key = schedule.fire_dedup_key(fire)
+            result = await self.enqueue(schedule.payload, dedup_key=key)
+            fire = schedule.calendar.next_fire(fire)
+        return result
+
+
+class CronOverlapsAlways(InMemoryWorkQueue):
+    """Queues every fire time's item, also while one of the kind is queued or running."""
+
+    async def enqueue_if_due(self, schedule: WorkSchedule) -> EnqueueResult | None:
+        if schedule.cron is not None:
+            schedule = replace(schedule, overlap=Overlap.QUEUE)
+        return await super().enqueue_if_due(schedule)
 
 
 class DueBySuccessesAlone(InMemoryWorkQueue):

@@ -23,6 +23,7 @@ from workqueue.adapters.postgres.enqueue_plan import (
     check_batch,
     check_request,
     due_enqueue,
+    fired_enqueue,
     single_enqueue,
 )
 from workqueue.adapters.postgres.queue_sql import STATEMENTS
@@ -415,8 +416,33 @@ class TestAPeriodicEnqueue:
         assert exchange.run() is None
 
 
+class TestACalendarsTurn:
+    def test_is_one_statement_with_the_fire_time_and_whether_to_skip_while_busy(self) -> None:
+        clock = FakeClock()
+        fire = clock.now() - timedelta(hours=2)
+        request = check_request(EnqueueRequest(TokenCleanup(), "periodic@fire"))
+        plan = fired_enqueue(request, fire, True, clock)
+
+        turn = next(plan)
+        with pytest.raises(StopIteration) as done:
+            plan.send([(23,)])
+
+        assert turn == Statement(
+            "enqueue_if_fired",
+            ("token_cleanup", "{}", clock.now(), CHANNEL, "periodic@fire", fire, True),
+        )
+        assert done.value.value == EnqueueResult(id=23, created=True)
+
+    def test_no_row_means_the_turn_was_taken_already_or_skipped(self) -> None:
+        request = check_request(EnqueueRequest(TokenCleanup(), "periodic@fire"))
+        plan = fired_enqueue(request, FakeClock().now(), False, FakeClock())
+        exchange = Exchange(plan, [[]])
+
+        assert exchange.run() is None
+
+
 def test_every_statement_a_plan_sends_is_one_of_queue_sql() -> None:
     names = {"enqueue", "enqueue_without_keys", "enqueue_one", "enqueue_one_without_key"}
-    names |= {"lock_periodic_kind", "enqueue_if_due"}
+    names |= {"lock_periodic_kind", "enqueue_if_due", "enqueue_if_fired"}
 
     assert set(STATEMENTS) == names

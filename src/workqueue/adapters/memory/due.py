@@ -10,7 +10,7 @@ from datetime import datetime, timedelta
 
 from workqueue.domain import WorkItem
 
-__all__ = ["kind_is_due"]
+__all__ = ["kind_is_busy", "kind_is_due"]
 
 
 def kind_is_due(items: Iterable[WorkItem], kind: str, interval: timedelta, now: datetime) -> bool:
@@ -20,12 +20,15 @@ def kind_is_due(items: Iterable[WorkItem], kind: str, interval: timedelta, now: 
     finished at least ``interval`` before ``now`` (``now - newest >= interval``), or
     none exists. Raises nothing.
     """
-    finished: list[datetime] = []
-    for item in items:
-        if item.kind != kind:
-            continue
-        if not item.status.is_finished:
-            return False
-        if item.finished_at is not None:
-            finished.append(item.finished_at)
+    items = list(items)
+    if kind_is_busy(items, kind):
+        return False
+    finished = [
+        item.finished_at for item in items if item.kind == kind and item.finished_at is not None
+    ]
     return not finished or now - max(finished) >= interval
+
+
+def kind_is_busy(items: Iterable[WorkItem], kind: str) -> bool:
+    """Whether an item of ``kind`` is queued or running."""
+    return any(item.kind == kind and not item.status.is_finished for item in items)

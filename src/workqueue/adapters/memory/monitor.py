@@ -8,16 +8,18 @@ writing them.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from datetime import datetime
 
 from workqueue.adapters.memory.state import InMemoryState
 from workqueue.domain import (
     LIVE_STATUSES,
     UNSUCCESSFUL_STATUSES,
+    ScheduleTurn,
     WorkItem,
     WorkMonitor,
     WorkStatus,
+    kind_name,
 )
 
 __all__ = ["InMemoryWorkMonitor"]
@@ -108,3 +110,29 @@ class InMemoryWorkMonitor(WorkMonitor):
         """See :meth:`~workqueue.domain.WorkMonitor.item`."""
         self._state.check_available()
         return self._state.read(item_id)
+
+    async def schedule_turns(self, kinds: Collection[str]) -> dict[str, ScheduleTurn]:
+        """See :meth:`~workqueue.domain.WorkMonitor.schedule_turns`."""
+        self._state.check_available()
+        turns: dict[str, ScheduleTurn] = {}
+        for kind in map(kind_name, kinds):
+            items = [item for item in self._items() if item.kind == kind]
+            finished = [item for item in items if item.finished_at is not None]
+            candidates = [
+                max((item for item in items if item.status is status), key=_id, default=None)
+                for status in LIVE_STATUSES
+            ]
+            candidates.append(max(finished, key=_last_finish, default=None))
+            newest = max((item for item in candidates if item is not None), key=_id, default=None)
+            turns[kind] = ScheduleTurn(newest=newest, fired_at=self._state.fires.get(kind))
+        return turns
+
+
+def _id(item: WorkItem) -> int:
+    return item.id
+
+
+def _last_finish(item: WorkItem) -> tuple[datetime, int]:
+    """The order of finished items, the last finish last (the higher id on a tie)."""
+    assert item.finished_at is not None
+    return item.finished_at, item.id

@@ -6,13 +6,14 @@ from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import Any, NamedTuple
 
-from workqueue.adapters.memory.due import kind_is_due
+from workqueue.adapters.memory.due import kind_is_busy, kind_is_due
 from workqueue.adapters.memory.state import InMemoryState
 from workqueue.domain import (
     DEFAULT_PRIORITY,
     Clock,
     EnqueueRequest,
     EnqueueResult,
+    Overlap,
     When,
     WorkItem,
     WorkPayload,
@@ -88,6 +89,10 @@ class InMemoryWorkQueue:
     async def enqueue_if_due(self, schedule: WorkSchedule) -> EnqueueResult | None:
         """Enqueue ``schedule``'s payload with its dedup key if its kind is due, else return None.
 
+        A cron schedule's newest fire time at or before now is due unless the kind
+        had its turn at it (or a later one), recorded in ``fires``; its turn is
+        taken then, and its item enqueued with the fire time's dedup key unless
+        its overlap skips it while an item of the kind is queued or running.
         Atomic as a transaction is: nothing is awaited between the due check and
         the insert, so no other coroutine can enqueue or claim in between.
 
@@ -95,9 +100,20 @@ class InMemoryWorkQueue:
         :raises StoreUnavailableError: if the state is marked unavailable.
         """
         self._state.check_available()
-        checked = self._check(EnqueueRequest(schedule.payload, schedule.dedup_key))
-        if not kind_is_due(
-            self._state.items.values(), checked.kind, schedule.interval, self._clock.now()
+        now = self._clock.now()
+        if schedule.interval is not None:
+            checked = self._check(EnqueueRequest(schedule.payload, schedule.dedup_key))
+            if not kind_is_due(self._state.items.values(), checked.kind, schedule.interval, now):
+                return None
+            return self._insert_or_absorb(checked)
+        fire = schedule.calendar.latest_fire(now)
+        checked = self._check(EnqueueRequest(schedule.payload, schedule.fire_dedup_key(fire)))
+        last = self._state.fires.get(checked.kind)
+        if last is not None and last >= fire:
+            return None
+        self._state.fires[checked.kind] = fire
+        if schedule.overlap is Overlap.SKIP and kind_is_busy(
+            self._state.items.values(), checked.kind
         ):
             return None
         return self._insert_or_absorb(checked)

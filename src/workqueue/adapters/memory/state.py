@@ -45,6 +45,8 @@ class InMemoryState:
 
     - ``items``: work items by id, in id order (ids only grow, like an identity column).
     - ``refresh_tokens``: refresh tokens by id.
+    - ``fires``: ``work_schedules``: the newest fire time each cron kind had its turn
+      at, by kind.
     - ``unavailable``: while True, every adapter call on this state raises
       :class:`~workqueue.domain.StoreUnavailableError` before touching anything, as if the
       database were down. Tests of the callers' retry paths set it.
@@ -53,6 +55,7 @@ class InMemoryState:
     def __init__(self) -> None:
         self.items: dict[int, WorkItem] = {}
         self.refresh_tokens: dict[int, StoredRefreshToken] = {}
+        self.fires: dict[str, datetime] = {}
         self.unavailable = False
         self._item_ids = itertools.count(1)
         self._token_ids = itertools.count(1)

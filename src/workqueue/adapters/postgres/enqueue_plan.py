@@ -62,6 +62,7 @@ __all__ = [
     "check_enqueue",
     "check_request",
     "due_enqueue",
+    "fired_enqueue",
     "inserted",
     "plain_insert",
     "single_enqueue",
@@ -315,6 +316,26 @@ def due_enqueue(
     now = clock.now()
     rows = yield _insert(
         "enqueue_if_due", request.kind, request.payload_json, now, request.dedup_key, now - interval
+    )
+    return EnqueueResult(id=rows[0][0], created=True) if rows else None
+
+
+def fired_enqueue(
+    request: CheckedRequest, fire: datetime, skip_while_busy: bool, clock: Clock
+) -> Plan[EnqueueResult | None]:
+    """The plan of ``enqueue_if_due`` for a cron schedule: its turn at ``fire``.
+
+    ``request`` carries the fire time's dedup key. Returns None when the turn was
+    taken already, or taken now but skipped while an item of the kind is busy.
+    """
+    rows = yield _insert(
+        "enqueue_if_fired",
+        request.kind,
+        request.payload_json,
+        clock.now(),
+        request.dedup_key,
+        fire,
+        skip_while_busy,
     )
     return EnqueueResult(id=rows[0][0], created=True) if rows else None
 

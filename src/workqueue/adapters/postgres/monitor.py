@@ -9,6 +9,7 @@ nothing to gain from keeping one.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from datetime import datetime
 
 import asyncpg
@@ -16,7 +17,7 @@ import asyncpg
 from workqueue.adapters.postgres.rows import work_item_from_row
 from workqueue.adapters.postgres.sql import load_statements
 from workqueue.adapters.postgres.unavailable import connection_loss_as_unavailable
-from workqueue.domain import WorkItem, WorkMonitor, WorkStatus, kind_name
+from workqueue.domain import ScheduleTurn, WorkItem, WorkMonitor, WorkStatus, kind_name
 
 __all__ = ["PostgresWorkMonitor"]
 
@@ -113,3 +114,21 @@ class PostgresWorkMonitor(WorkMonitor):  # pragma: no mutate block
         """
         rows = await self._fetch("item", item_id)
         return work_item_from_row(rows[0]) if rows else None
+
+    async def schedule_turns(self, kinds: Collection[str]) -> dict[str, ScheduleTurn]:
+        """See :meth:`~workqueue.domain.WorkMonitor.schedule_turns`.
+
+        Reads ``work_schedules`` too: the role needs ``SELECT`` on it.
+
+        :raises StoreUnavailableError: if the database cannot be reached.
+        """
+        if not kinds:  # no periodic kinds: no need of the grant on work_schedules
+            return {}
+        rows = await self._fetch("schedule_turns", [kind_name(kind) for kind in kinds])
+        return {
+            row["periodic_kind"]: ScheduleTurn(
+                newest=None if row["id"] is None else work_item_from_row(row),
+                fired_at=row["fired_at"],
+            )
+            for row in rows
+        }

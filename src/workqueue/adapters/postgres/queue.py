@@ -17,6 +17,7 @@ from workqueue.adapters.postgres.enqueue_plan import (
     check_batch,
     check_enqueue,
     due_enqueue,
+    fired_enqueue,
     single_enqueue,
 )
 from workqueue.adapters.postgres.held import HeldConnection
@@ -28,6 +29,7 @@ from workqueue.domain import (
     EnqueueRequest,
     EnqueueResult,
     InsideTransactionError,
+    Overlap,
     WorkPayload,
     WorkSchedule,
 )
@@ -181,8 +183,7 @@ class PostgresWorkQueue:  # pragma: no mutate block
         :raises StoreUnavailableError: if the database cannot be reached.
         :raises EnqueueFailedError: if the database refused a statement.
         """
-        request = check_enqueue(schedule.payload, schedule.dedup_key)
-        plan = due_enqueue(request, schedule.interval, self._clock)
+        plan = self._due_plan(schedule)
         if self._connection is not None:
             if self._connection.is_in_transaction():
                 raise InsideTransactionError(
@@ -197,6 +198,15 @@ class PostgresWorkQueue:  # pragma: no mutate block
         except Exception as error:
             self._raise_translated(error)
             raise
+
+    def _due_plan(self, schedule: WorkSchedule) -> Plan[EnqueueResult | None]:
+        """The plan of ``enqueue_if_due`` for an interval schedule, or a calendar's."""
+        if schedule.interval is not None:
+            request = check_enqueue(schedule.payload, schedule.dedup_key)
+            return due_enqueue(request, schedule.interval, self._clock)
+        fire = schedule.calendar.latest_fire(self._clock.now())
+        request = check_enqueue(schedule.payload, schedule.fire_dedup_key(fire))
+        return fired_enqueue(request, fire, schedule.overlap is Overlap.SKIP, self._clock)
 
     async def _drive_in_transaction(
         self, plan: Plan[T], connection: asyncpg.Connection | PoolConnectionProxy

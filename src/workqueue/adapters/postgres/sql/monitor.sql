@@ -114,3 +114,39 @@ GROUP BY kind;
 SELECT {{item_columns}}
 FROM work_items
 WHERE id = $1;
+
+-- name: schedule_turns
+-- $1 the periodic kinds (text[]). Per kind, the fire time its calendar last took
+-- a turn at (work_schedules; null for none) and its newest item: the newest of
+-- its newest queued, newest running and last finished item, each a descent of
+-- its index (work_items_queued_by_kind, work_items_running,
+-- work_items_newest_finished), however long the kind's history. The last finish
+-- is read as its time alone, which work_items_newest_finished holds (an
+-- index-only read), then its row by kind and that time: asked for the row at
+-- once, PostgreSQL may walk work_items_retention backwards instead, through the
+-- finished rows of every other kind.
+SELECT k.kind AS periodic_kind, s.fired_at, {{item_columns:w}}
+FROM unnest($1::text[]) AS k(kind)
+LEFT JOIN work_schedules AS s ON s.kind = k.kind
+LEFT JOIN LATERAL (
+    SELECT f.finished_at
+    FROM work_items AS f
+    WHERE f.status NOT IN ('queued', 'running') AND f.kind = k.kind
+    ORDER BY f.finished_at DESC
+    LIMIT 1
+) AS last_finish ON true
+LEFT JOIN LATERAL (
+    SELECT max(c.id) AS id
+    FROM ((SELECT id FROM work_items
+           WHERE status = 'queued' AND kind = k.kind ORDER BY id DESC LIMIT 1)
+          UNION ALL
+          (SELECT id FROM work_items
+           WHERE status = 'running' AND kind = k.kind ORDER BY id DESC LIMIT 1)
+          UNION ALL
+          (SELECT id FROM work_items
+           WHERE status NOT IN ('queued', 'running') AND kind = k.kind
+             AND finished_at = last_finish.finished_at
+           ORDER BY id DESC LIMIT 1)) AS c
+) AS newest ON true
+LEFT JOIN work_items AS w ON w.id = newest.id
+ORDER BY k.kind;

@@ -229,3 +229,40 @@ FROM inserted AS i
 -- Wakes idle workers listening on the channel when this transaction commits, as
 -- enqueue does for a created item.
 CROSS JOIN LATERAL (SELECT pg_notify($4, i.kind)) AS notified;
+
+-- name: enqueue_if_fired
+-- A cron schedule's turn at fire time $6 (docs/adr/0032): the kind takes it if
+-- its newest turn (work_schedules) was at an earlier fire time, and then, unless
+-- $7 (skip while busy) finds an item of the kind queued or running, its item is
+-- inserted with dedup key $5 (the schedule's key and the fire time).
+-- $1 kind, $2 payload (JSON text), $3 enqueued_at (now), $4 the channel to
+-- notify. One statement, no advisory lock: of schedulers that take one turn
+-- together, the first to write the kind's row goes through; the others wait for
+-- its row lock, find the fire time taken once it commits (ON CONFLICT reads the
+-- newest row version) and write nothing. A turn at a fire time is taken once,
+-- item or not: a skipped fire time is not tried again.
+-- Returns the new item's id, or no row when no item was inserted.
+WITH fired AS (
+    INSERT INTO work_schedules AS s (kind, fired_at)
+    VALUES ($1, $6::timestamptz)
+    ON CONFLICT (kind) DO UPDATE SET fired_at = excluded.fired_at
+    WHERE s.fired_at < excluded.fired_at
+    RETURNING kind
+),
+inserted AS (
+    -- A periodic item runs at once, at the default priority.
+    INSERT INTO work_items (kind, payload, status, attempt, stalls, dedup_key, enqueued_at,
+                            priority, run_at, delayed)
+    SELECT f.kind, $2::text::jsonb, 'queued', 0, 0, $5, $3::timestamptz, 0, $3::timestamptz,
+           false
+    FROM fired AS f
+    WHERE NOT $7::boolean
+       OR (NOT EXISTS (SELECT 1 FROM work_items WHERE status = 'queued' AND kind = $1)
+           AND NOT EXISTS (SELECT 1 FROM work_items WHERE status = 'running' AND kind = $1))
+    ON CONFLICT (kind, dedup_key) WHERE status = 'queued' AND dedup_key IS NOT NULL DO NOTHING
+    RETURNING id, kind
+)
+SELECT i.id
+FROM inserted AS i
+-- Wakes idle workers listening on the channel when this transaction commits.
+CROSS JOIN LATERAL (SELECT pg_notify($4, i.kind)) AS notified;

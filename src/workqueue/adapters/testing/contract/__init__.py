@@ -67,6 +67,7 @@ from workqueue.adapters.testing.contract.capabilities import (
 from workqueue.adapters.testing.contract.claim import ClaimContract
 from workqueue.adapters.testing.contract.complete_and_claim import CompleteAndClaimContract
 from workqueue.adapters.testing.contract.complete_and_claim_many import CompleteAndClaimManyContract
+from workqueue.adapters.testing.contract.cron import CronContract
 from workqueue.adapters.testing.contract.dedup_on_return import DedupOnReturnContract
 from workqueue.adapters.testing.contract.enqueue import EnqueueContract
 from workqueue.adapters.testing.contract.enqueue_if_due import EnqueueIfDueContract
@@ -136,6 +137,7 @@ __all__ = [
     "CompleteAndClaimManyContract",
     "ContractFixtures",
     "ContractKind",
+    "CronContract",
     "DedupAcrossTransactionsContract",
     "DedupOnReturnContract",
     "EnqueueContract",

@@ -17,7 +17,7 @@ does not offer one.
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -30,8 +30,10 @@ from workqueue.domain import (
     LIVE_STATUSES,
     UNSUCCESSFUL_STATUSES,
     RunOutcome,
+    ScheduleTurn,
     WorkMonitor,
     WorkQueue,
+    WorkSchedule,
     WorkStatus,
     WorkStore,
 )
@@ -72,6 +74,74 @@ async def _finished(
 
 class MonitoringContract:
     """What each read of the monitor returns, and that reading changes nothing."""
+
+    # -- schedules ---------------------------------------------------------------
+
+    async def test_a_kind_with_no_item_and_no_turn_has_an_empty_entry(
+        self, monitor: WorkMonitor
+    ) -> None:
+        assert await monitor.schedule_turns([ALPHA, BETA]) == {
+            ALPHA: ScheduleTurn(newest=None, fired_at=None),
+            BETA: ScheduleTurn(newest=None, fired_at=None),
+        }
+        assert await monitor.schedule_turns([]) == {}
+
+    async def test_a_calendar_s_turn_shows_its_fire_time_and_its_item(
+        self, monitor: WorkMonitor, queue: WorkQueue, backdoor: Backdoor
+    ) -> None:
+        schedule = WorkSchedule(payload=AlphaJob(number=1), cron="0 3 * * *")
+        created = await queue.enqueue_if_due(schedule)
+        assert created is not None
+
+        turns = await monitor.schedule_turns([ContractKind.ALPHA])
+
+        assert turns == {
+            ALPHA: ScheduleTurn(
+                newest=await backdoor.read_item(created.id),
+                fired_at=datetime(2025, 12, 31, 3, 0, tzinfo=UTC),
+            )
+        }
+
+    async def test_the_newest_item_is_the_latest_queued_running_or_finished_one(
+        self,
+        monitor: WorkMonitor,
+        queue: WorkQueue,
+        store: WorkStore,
+        backdoor: Backdoor,
+        clock: FakeClock,
+    ) -> None:
+        late = await _finished(backdoor, clock, ALPHA, WorkStatus.SUCCEEDED)
+        await _finished(
+            backdoor, clock, ALPHA, WorkStatus.FAILED, finished_at=clock.now() - timedelta(hours=1)
+        )
+        assert (await monitor.schedule_turns([ALPHA]))[ALPHA].newest == (
+            await backdoor.read_item(late)
+        )
+
+        await queue.enqueue(AlphaJob(number=1))
+        running = await claim(store)
+        assert (await monitor.schedule_turns([ALPHA]))[ALPHA].newest == (
+            await backdoor.read_item(running.id)
+        )
+
+        queued = await queue.enqueue(AlphaJob(number=2))
+        await queue.enqueue(BetaJob())
+        turns = await monitor.schedule_turns([ALPHA])
+        assert turns[ALPHA].newest == await backdoor.read_item(queued.id)
+        assert turns[ALPHA].fired_at is None
+
+    async def test_of_items_that_finished_together_the_newest_is_the_higher_id(
+        self, monitor: WorkMonitor, backdoor: Backdoor, clock: FakeClock
+    ) -> None:
+        await _finished(backdoor, clock, ALPHA, WorkStatus.SUCCEEDED)
+        second = await _finished(backdoor, clock, ALPHA, WorkStatus.FAILED)
+        await _finished(
+            backdoor, clock, ALPHA, WorkStatus.SUCCEEDED, finished_at=clock.now() - timedelta(1)
+        )
+
+        newest = (await monitor.schedule_turns([ALPHA]))[ALPHA].newest
+
+        assert newest == await backdoor.read_item(second)
 
     # -- counts ------------------------------------------------------------------
 
@@ -382,7 +452,9 @@ class MonitoringContract:
         await monitor.stalls_since(clock.now())
         one = await monitor.item(running.id)
         assert one is not None
-        for item in (listed, queued, failed, one):
+        newest = (await monitor.schedule_turns([ALPHA]))[ALPHA].newest
+        assert newest is not None
+        for item in (listed, queued, failed, one, newest):
             item.payload["changed"] = True
         assert isinstance(listed.progress, dict)
         listed.progress["n"] = 2

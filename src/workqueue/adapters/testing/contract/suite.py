@@ -8,6 +8,7 @@ from workqueue.adapters.testing.contract.cancel import CancelContract
 from workqueue.adapters.testing.contract.claim import ClaimContract
 from workqueue.adapters.testing.contract.complete_and_claim import CompleteAndClaimContract
 from workqueue.adapters.testing.contract.complete_and_claim_many import CompleteAndClaimManyContract
+from workqueue.adapters.testing.contract.cron import CronContract
 from workqueue.adapters.testing.contract.dedup_on_return import DedupOnReturnContract
 from workqueue.adapters.testing.contract.enqueue import EnqueueContract
 from workqueue.adapters.testing.contract.enqueue_if_due import EnqueueIfDueContract
@@ -48,6 +49,7 @@ class WorkQueueContractSuite(
     RecoveryContract,
     DedupOnReturnContract,
     EnqueueIfDueContract,
+    CronContract,
     PurgeContract,
     RefreshTokenContract,
     ListingContract,
