@@ -31,6 +31,7 @@ GRANT SELECT, INSERT, UPDATE, DELETE ON work_items TO {role};
 GRANT SELECT, INSERT, UPDATE, DELETE ON refresh_tokens TO {role};
 GRANT USAGE ON SEQUENCE work_items_id_seq TO {role};
 GRANT SELECT ON workqueue_migrations TO {role};
+GRANT SELECT, INSERT, UPDATE ON work_schedules TO {role};
 """
 
 
@@ -83,6 +84,8 @@ async def test_a_worker_connected_as_the_least_privilege_role_runs_both_periodic
         **{k: v for k, v in os.environ.items() if not k.startswith("WORKQUEUE_")},
         **FAULT_SETTINGS,
         "WORKQUEUE_DATABASE_URL": as_role(database_url, worker_role, with_passwords=True),
+        # One kind on a calendar: its turns are written to work_schedules.
+        "WORKQUEUE_RETENTION_CRON": "@yearly",
     }
     worker = FleetWorker(
         "least-privilege",
@@ -112,6 +115,15 @@ async def test_a_worker_connected_as_the_least_privilege_role_runs_both_periodic
             timeout=60,
             check=False,
         )
+        schedules = await asyncio.to_thread(
+            subprocess.run,
+            [sys.executable, "-m", "workqueue.entrypoints.cli", "schedules", "--json"],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
         worker.send(signal.SIGTERM)
         assert await worker.exit_status() == 0, worker.output()
     finally:
@@ -122,6 +134,10 @@ async def test_a_worker_connected_as_the_least_privilege_role_runs_both_periodic
     assert "ERROR" not in worker.output()
     assert status.returncode == 0, status.stderr
     assert json.loads(status.stdout)["counts"]["token_cleanup"]["succeeded"] == 1
+    assert schedules.returncode == 0, schedules.stderr
+    retention = json.loads(schedules.stdout)["schedules"][1]
+    assert (retention["kind"], retention["cron"]) == ("work_item_retention", "@yearly")
+    assert retention["last_fire_at"] is not None
     for shown in (worker.output(), status.stdout, status.stderr):
         assert SECRET_IN_USERINFO not in shown
         assert SECRET_IN_QUERY not in shown

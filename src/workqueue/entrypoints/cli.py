@@ -31,6 +31,7 @@ from workqueue.entrypoints.commands import (
     cancel_item,
     delay_text,
     enqueue_work,
+    list_schedules,
     migrate_database,
     requeue_item,
     run_at_text,
@@ -98,6 +99,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     show.add_argument("item_id", type=item_id, metavar="ID", help="the item's id")
     show.add_argument("--json", action="store_true", help="print one JSON document")
+
+    schedules = commands.add_parser(
+        "schedules", help="list the periodic kinds, each with its last and next run"
+    )
+    schedules.add_argument("--json", action="store_true", help="print one JSON document")
+    _app_option(schedules)
 
     enqueue = commands.add_parser("enqueue", help="enqueue one item of KIND")
     enqueue.add_argument("kind", metavar="KIND", help="the kind, e.g. token_cleanup")
@@ -186,6 +193,8 @@ def _command(
         return show_status(container, out, as_json=args.json)
     if args.command == "show":
         return show_item(container, out, item_id=args.item_id, as_json=args.json)
+    if args.command == "schedules":
+        return list_schedules(container, out, as_json=args.json)
     if args.command == "web":
         return _serve_web(container, host=args.host, port=args.port)
     if args.command == "cancel":

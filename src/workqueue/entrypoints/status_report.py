@@ -17,6 +17,7 @@ from datetime import datetime
 from pydantic import JsonValue
 
 from workqueue.domain import UNSUCCESSFUL_STATUSES, Clock, WorkItem, WorkMonitor, WorkStatus
+from workqueue.entrypoints.timestamps import iso_timestamp
 
 __all__ = [
     "ACTIVE_LIMIT",
@@ -121,9 +122,7 @@ def _first_line(text: str | None) -> str:
 
 
 def _timestamp(moment: datetime | None) -> str | None:
-    if moment is None:
-        return None
-    return moment.isoformat(timespec="seconds").replace("+00:00", "Z")
+    return iso_timestamp(moment, timespec="seconds")
 
 
 def render_text(report: StatusReport) -> str:

@@ -221,6 +221,27 @@ class TestLoading:
             "InvalidPolicyError: max_attempts must be at least 1, not 0"
         )
 
+    def test_a_schedule_that_cannot_be_read_is_refused_naming_its_kind(
+        self, tmp_path: Path
+    ) -> None:
+        (tmp_path / "nightly.py").write_text(
+            "from enum import StrEnum\n"
+            "from workqueue import WorkPayload, WorkSchedule\n"
+            "class Kind(StrEnum):\n"
+            "    MOW = 'mow'\n"
+            "class Mow(WorkPayload):\n"
+            "    kind = Kind.MOW\n"
+            "SCHEDULE = WorkSchedule(Mow(), cron='0 25 * * *', timezone='Europe/Paris')\n"
+        )
+
+        with pytest.raises(AppLoadError) as refused:
+            load_app("nightly")
+
+        assert str(refused.value) == (
+            "cannot import the application 'nightly': InvalidScheduleError: schedule of 'mow': "
+            "cron expression '0 25 * * *' cannot be read: Bad hour"
+        )
+
 
 class TestServing:
     async def test_the_registry_serves_the_application_beside_the_built_in_kinds(

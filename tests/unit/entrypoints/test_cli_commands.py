@@ -380,6 +380,8 @@ positional arguments:
     migrate   apply pending migrations and say which
     status    show counts, live items and recent failures
     show      show item ID in full: its result and every failure included
+    schedules
+              list the periodic kinds, each with its last and next run
     enqueue   enqueue one item of KIND
     cancel    cancel item ID: queued at once, running through its worker
     requeue   enqueue failed or cancelled item ID again, as a new item
@@ -414,6 +416,16 @@ options:
 """,
     ("status",): """\
 usage: workqueue status [-h] [--json] [--app MODULE[:ATTRIBUTE]]
+
+options:
+  -h, --help            show this help message and exit
+  --json                print one JSON document
+  --app MODULE[:ATTRIBUTE]
+                        the application (a WorkQueueApp) whose kinds join the
+                        built-in ones (default: WORKQUEUE_APP)
+""",
+    ("schedules",): """\
+usage: workqueue schedules [-h] [--json] [--app MODULE[:ATTRIBUTE]]
 
 options:
   -h, --help            show this help message and exit

@@ -239,8 +239,9 @@ class TestQueued:
         assert [item["id"] for item in document["items"]] == [retention]
         assert "Queued of kind work_item_retention, oldest first" in html
         assert '<option value="work_item_retention" selected>' in html
-        assert f'href="/items/{retention}"' in html
-        assert 'href="/items/1"' not in html
+        queued = html.split('<section id="queued">')[1].split("</section>")[0]
+        assert f'href="/items/{retention}"' in queued
+        assert 'href="/items/1"' not in queued
         assert blank["kind"] is None
         assert len(blank["items"]) == 2
 
@@ -545,3 +546,42 @@ class TestEverywhere:
                 assert (await client.get(path)).status_code == 200
 
         assert world.state.snapshot() == before
+
+
+class TestSchedules:
+    async def test_the_api_lists_each_schedule_with_its_last_and_next_run(
+        self, world: WebWorld
+    ) -> None:
+        item = await world.running()
+        async with world.client() as client:
+            response = await client.get("/api/schedules")
+
+        assert response.status_code == 200
+        document = response.json()
+        assert document["now"] == "2026-01-01T00:00:00Z"
+        assert [schedule["kind"] for schedule in document["schedules"]] == [
+            "token_cleanup",
+            "work_item_retention",
+        ]
+        cleanup, retention = document["schedules"]
+        assert cleanup["last_item"] == {
+            "id": item.id,
+            "status": "running",
+            "enqueued_at": "2026-01-01T00:00:00Z",
+            "finished_at": None,
+        }
+        assert cleanup["next_run_at"] is None
+        assert (retention["cron"], retention["timezone"], retention["overlap"]) == (
+            "0 3 * * *",
+            "Europe/Paris",
+            "skip",
+        )
+        assert retention["next_run_at"] == "2025-12-31T02:00:00Z"
+
+    async def test_the_overview_has_a_row_per_schedule(self, world: WebWorld) -> None:
+        async with world.client() as client:
+            page = (await client.get("/")).text
+
+        assert '<tr id="schedule-token_cleanup">' in page
+        assert "<code>0 3 * * *</code> in Europe/Paris (skip while one runs)" in page
+        assert "<td>every 1 d 0 h</td>" in page

@@ -24,6 +24,7 @@ from workqueue.domain import (
     WorkItem,
     WorkItemRetention,
     WorkPayload,
+    WorkSchedule,
     WorkStore,
 )
 from workqueue.entrypoints.web.actions import WebActions
@@ -43,6 +44,13 @@ def decode(kind: str, payload: Mapping[str, Any]) -> WorkPayload:
 
 
 KINDS = ("token_cleanup", "work_item_retention")
+
+
+SCHEDULES = (
+    WorkSchedule(TokenCleanup(), interval=timedelta(days=1)),
+    WorkSchedule(WorkItemRetention(), cron="0 3 * * *", timezone="Europe/Paris"),
+)
+"""The built-in kinds' schedules, the retention on a calendar."""
 
 
 @dataclass
@@ -71,6 +79,7 @@ class WebWorld:
             schema=self.schema,
             clock=self.clock,
             actions=actions,
+            schedules=SCHEDULES,
         )
         transport = httpx.ASGITransport(app=create_app(services))
         async with httpx.AsyncClient(transport=transport, base_url="http://view") as client:

@@ -1,5 +1,5 @@
-"""The short-lived CLI commands: ``migrate``, ``status``, ``show``, ``enqueue``, ``cancel``,
-``requeue``.
+"""The short-lived CLI commands: ``migrate``, ``status``, ``show``, ``schedules``,
+``enqueue``, ``cancel``, ``requeue``.
 
 Each takes a container (so tests can hand it one wired to in-memory adapters)
 and a stream for its output, and raises on failure; :mod:`workqueue.entrypoints.cli` turns
@@ -11,6 +11,7 @@ from __future__ import annotations
 from workqueue.entrypoints.commands.cancel import cancel_item, requeue_item
 from workqueue.entrypoints.commands.enqueue import delay_text, enqueue_work, run_at_text
 from workqueue.entrypoints.commands.migrate import migrate_database
+from workqueue.entrypoints.commands.schedules import list_schedules
 from workqueue.entrypoints.commands.show import show_item
 from workqueue.entrypoints.commands.status import show_status
 
@@ -18,6 +19,7 @@ __all__ = [
     "cancel_item",
     "delay_text",
     "enqueue_work",
+    "list_schedules",
     "migrate_database",
     "requeue_item",
     "run_at_text",

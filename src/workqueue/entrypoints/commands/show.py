@@ -8,25 +8,19 @@ one line and exits 1.
 from __future__ import annotations
 
 import json
-from datetime import datetime
 from typing import TextIO
 
 from pydantic import JsonValue
 
 from workqueue.domain import WorkItem
 from workqueue.entrypoints.exit_status import ExitStatus
+from workqueue.entrypoints.timestamps import iso_timestamp
 from workqueue.entrypoints.worker.container import WorkerContainer, provide
 
 __all__ = ["item_document", "render_item", "show_item"]
 
 _COMPACT_JSON = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, sort_keys=True)
 _DOCUMENT_JSON = json.JSONEncoder(indent=2, ensure_ascii=False)
-
-
-def _timestamp(moment: datetime | None) -> str | None:
-    if moment is None:
-        return None
-    return moment.isoformat().replace("+00:00", "Z")
 
 
 def item_document(item: WorkItem) -> dict[str, JsonValue]:
@@ -41,19 +35,19 @@ def item_document(item: WorkItem) -> dict[str, JsonValue]:
         "priority": item.priority,
         "dedup_key": item.dedup_key,
         "worker_id": item.worker_id,
-        "enqueued_at": _timestamp(item.enqueued_at),
-        "run_at": _timestamp(item.run_at),
-        "started_at": _timestamp(item.started_at),
-        "heartbeat_at": _timestamp(item.heartbeat_at),
-        "lease_expires_at": _timestamp(item.lease_expires_at),
-        "finished_at": _timestamp(item.finished_at),
+        "enqueued_at": iso_timestamp(item.enqueued_at),
+        "run_at": iso_timestamp(item.run_at),
+        "started_at": iso_timestamp(item.started_at),
+        "heartbeat_at": iso_timestamp(item.heartbeat_at),
+        "lease_expires_at": iso_timestamp(item.lease_expires_at),
+        "finished_at": iso_timestamp(item.finished_at),
         "payload": item.payload,
         "progress": item.progress,
         "result": item.result,
         "error": item.error,
         "cancel_reason": item.cancel_reason,
         "failures": [
-            {"attempt": failure.attempt, "at": _timestamp(failure.at), "error": failure.error}
+            {"attempt": failure.attempt, "at": iso_timestamp(failure.at), "error": failure.error}
             for failure in item.failures
         ],
     }
@@ -69,12 +63,12 @@ def render_item(item: WorkItem) -> str:
         ("priority", item.priority),
         ("dedup key", item.dedup_key),
         ("worker", item.worker_id),
-        ("enqueued", _timestamp(item.enqueued_at)),
-        ("runs from", _timestamp(item.run_at)),
-        ("started", _timestamp(item.started_at)),
-        ("heartbeat", _timestamp(item.heartbeat_at)),
-        ("lease expires", _timestamp(item.lease_expires_at)),
-        ("finished", _timestamp(item.finished_at)),
+        ("enqueued", iso_timestamp(item.enqueued_at)),
+        ("runs from", iso_timestamp(item.run_at)),
+        ("started", iso_timestamp(item.started_at)),
+        ("heartbeat", iso_timestamp(item.heartbeat_at)),
+        ("lease expires", iso_timestamp(item.lease_expires_at)),
+        ("finished", iso_timestamp(item.finished_at)),
         ("payload", _COMPACT_JSON.encode(item.payload)),
         ("progress", None if item.progress is None else _COMPACT_JSON.encode(item.progress)),
         ("result", None if item.result is None else _COMPACT_JSON.encode(item.result)),
@@ -85,7 +79,7 @@ def render_item(item: WorkItem) -> str:
     if item.failures:
         lines.append(f"  failures ({len(item.failures)}):")
         lines += [
-            f"    attempt {failure.attempt} at {_timestamp(failure.at)}: {failure.error}"
+            f"    attempt {failure.attempt} at {iso_timestamp(failure.at)}: {failure.error}"
             for failure in item.failures
         ]
     return "\n".join(lines)

@@ -5,6 +5,7 @@
 - ``GET /api/queued?kind=&after=&limit=``: queued items oldest first, keyset-paged.
 - ``GET /api/failures?limit=``: the latest unsuccessful items, with their errors.
 - ``GET /api/items/{id}``: one item's whole row.
+- ``GET /api/schedules``: every periodic kind's schedule, its last run and its next.
 
 A bad parameter answers 400 and an unknown item 404, each ``{"error": "..."}``.
 """
@@ -18,7 +19,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 
 from workqueue.domain import WorkItem
-from workqueue.entrypoints.web.documents import item_document, overview_document, timestamp
+from workqueue.entrypoints.timestamps import iso_timestamp
+from workqueue.entrypoints.web.documents import item_document, overview_document
 from workqueue.entrypoints.web.reads import (
     FAILURES_SHOWN,
     LARGEST_ID,
@@ -28,10 +30,18 @@ from workqueue.entrypoints.web.reads import (
     kind_param,
     read_item,
     read_queued_page,
+    read_schedules,
     services,
 )
 
-__all__ = ["api_failures", "api_item", "api_overview", "api_queued", "api_running"]
+__all__ = [
+    "api_failures",
+    "api_item",
+    "api_overview",
+    "api_queued",
+    "api_running",
+    "api_schedules",
+]
 
 
 async def api_overview(request: Request) -> JSONResponse:
@@ -41,7 +51,7 @@ async def api_overview(request: Request) -> JSONResponse:
 
 
 def _items_document(items: list[WorkItem], now: datetime) -> dict[str, JsonValue]:
-    return {"now": timestamp(now), "items": [item_document(item, now) for item in items]}
+    return {"now": iso_timestamp(now), "items": [item_document(item, now) for item in items]}
 
 
 def _items_response(items: list[WorkItem], now: datetime) -> JSONResponse:
@@ -90,4 +100,11 @@ async def api_item(request: Request) -> JSONResponse:
     if item is None:
         return JSONResponse({"error": f"no item {item_id}"}, status_code=404)
     now = found.clock.now()
-    return JSONResponse({"now": timestamp(now), "item": item_document(item, now)})
+    return JSONResponse({"now": iso_timestamp(now), "item": item_document(item, now)})
+
+
+async def api_schedules(request: Request) -> JSONResponse:
+    """Every periodic kind's schedule (see :mod:`workqueue.entrypoints.schedule_report`)."""
+    found = services(request)
+    now = found.clock.now()
+    return JSONResponse({"now": iso_timestamp(now), "schedules": await read_schedules(found, now)})

@@ -30,6 +30,7 @@ from workqueue.entrypoints.web.api import (
     api_overview,
     api_queued,
     api_running,
+    api_schedules,
 )
 from workqueue.entrypoints.web.health import check_health, health_document
 from workqueue.entrypoints.web.metrics import UNAVAILABLE, metrics_text, read_sample
@@ -155,6 +156,7 @@ def create_app(services: WebServices) -> Starlette:
             Route("/api/queued", api_queued),
             Route("/api/failures", api_failures),
             Route("/api/items/{item_id:int}", api_item),
+            Route("/api/schedules", api_schedules),
             Route("/metrics", metrics),
             Route("/healthz", healthz),
             Mount("/static", StaticFiles(packages=[("workqueue.entrypoints.web", "static")])),

@@ -62,6 +62,7 @@ class WebContainer(containers.DeclarativeContainer):
         schema=core.schema,
         clock=core.clock,
         actions=providers.Callable(_actions, token, core.work_store, core.work_queue, core.catalog),
+        schedules=core.schedules,
     )
     app = providers.Singleton(create_app, services)
 

@@ -13,6 +13,7 @@ from datetime import datetime
 from pydantic import JsonValue
 
 from workqueue.domain import WorkItem, WorkStatus
+from workqueue.entrypoints.timestamps import iso_timestamp
 from workqueue.entrypoints.web.overview import Overview, oldest_queued_age, totals_by_status
 
 __all__ = [
@@ -23,18 +24,10 @@ __all__ = [
     "overview_document",
     "pretty_json",
     "seconds_between",
-    "timestamp",
 ]
 
 _PRETTY = json.JSONEncoder(indent=2, ensure_ascii=False, sort_keys=True)
 _COMPACT = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, sort_keys=True)
-
-
-def timestamp(moment: datetime | None) -> str | None:
-    """``moment`` as ISO 8601 in UTC with a ``Z``; None stays None."""
-    if moment is None:
-        return None
-    return moment.isoformat().replace("+00:00", "Z")
 
 
 def seconds_between(earlier: datetime, later: datetime) -> float:
@@ -80,13 +73,13 @@ def item_document(item: WorkItem, now: datetime) -> dict[str, JsonValue]:
         "stalls": item.stalls,
         "dedup_key": item.dedup_key,
         "worker_id": item.worker_id,
-        "enqueued_at": timestamp(item.enqueued_at),
+        "enqueued_at": iso_timestamp(item.enqueued_at),
         "priority": item.priority,
-        "run_at": timestamp(item.run_at),
-        "started_at": timestamp(item.started_at),
-        "heartbeat_at": timestamp(item.heartbeat_at),
-        "lease_expires_at": timestamp(item.lease_expires_at),
-        "finished_at": timestamp(item.finished_at),
+        "run_at": iso_timestamp(item.run_at),
+        "started_at": iso_timestamp(item.started_at),
+        "heartbeat_at": iso_timestamp(item.heartbeat_at),
+        "lease_expires_at": iso_timestamp(item.lease_expires_at),
+        "finished_at": iso_timestamp(item.finished_at),
         "heartbeat_age_seconds": heartbeat_age(item, now),
         "lease_left_seconds": lease_left(item, now),
         "payload": item.payload,
@@ -94,7 +87,7 @@ def item_document(item: WorkItem, now: datetime) -> dict[str, JsonValue]:
         "error": item.error,
         "snoozes": item.snoozes,
         "failures": [
-            {"attempt": failure.attempt, "at": timestamp(failure.at), "error": failure.error}
+            {"attempt": failure.attempt, "at": iso_timestamp(failure.at), "error": failure.error}
             for failure in item.failures
         ],
         "result": item.result,
@@ -104,17 +97,17 @@ def item_document(item: WorkItem, now: datetime) -> dict[str, JsonValue]:
 def overview_document(overview: Overview) -> dict[str, JsonValue]:
     """The counts and the oldest queued items of ``overview``."""
     return {
-        "now": timestamp(overview.now),
+        "now": iso_timestamp(overview.now),
         "statuses": [status.value for status in WorkStatus],
         "counts": {
             kind: {status.value: count for status, count in by_status.items()}
             for kind, by_status in overview.counts.items()
         },
         "totals": {status.value: count for status, count in totals_by_status(overview).items()},
-        "finished_counted_at": timestamp(overview.finished_counted_at),
+        "finished_counted_at": iso_timestamp(overview.finished_counted_at),
         "oldest_queued": {
             kind: {
-                "enqueued_at": timestamp(enqueued_at),
+                "enqueued_at": iso_timestamp(enqueued_at),
                 "age_seconds": seconds_between(enqueued_at, overview.now),
             }
             for kind, enqueued_at in overview.oldest_queued.items()

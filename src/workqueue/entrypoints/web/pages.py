@@ -27,6 +27,7 @@ from workqueue.entrypoints.web.reads import (
     kind_param,
     read_item,
     read_queued_page,
+    read_schedules,
     services,
 )
 
@@ -71,6 +72,7 @@ async def _overview_context(request: Request) -> dict[str, Any]:
     page = await read_queued_page(found.monitor, kind=kind, after=after, limit=QUEUED_PAGE)
     failures = await found.monitor.recent_unsuccessful(limit=FAILURES_SHOWN)
     now = found.clock.now()
+    schedules = await read_schedules(found, now)
     query = urlencode({"kind": kind or "", "after": after})
     running_queued_failures = [
         [item_document(item, now) for item in items] for items in (running, page.items, failures)
@@ -83,6 +85,7 @@ async def _overview_context(request: Request) -> dict[str, Any]:
         "after": after,
         "next_after": page.next_after,
         "failures": running_queued_failures[2],
+        "schedules": schedules,
         "live_src": f"/fragments/overview?{query}",
     }
 

@@ -6,11 +6,15 @@ JSON twin always show the same items.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime
 
+from pydantic import JsonValue
 from starlette.requests import Request
 
-from workqueue.domain import Clock, WorkItem, WorkMonitor, WorkQueueError
+from workqueue.domain import Clock, WorkItem, WorkMonitor, WorkQueueError, WorkSchedule
+from workqueue.entrypoints.schedule_report import schedule_document
 from workqueue.entrypoints.web.actions import WebActions
 from workqueue.entrypoints.web.overview import OverviewReader
 from workqueue.entrypoints.worker.schema import Schema
@@ -27,6 +31,7 @@ __all__ = [
     "kind_param",
     "read_item",
     "read_queued_page",
+    "read_schedules",
     "services",
 ]
 
@@ -53,6 +58,14 @@ class WebServices:
     clock: Clock
     actions: WebActions | None = None
     """Cancel and requeue, when ``WORKQUEUE_WEB_TOKEN`` is set; None: read-only."""
+    schedules: Sequence[WorkSchedule] = ()
+    """The periodic kinds' schedules, as the worker of the same settings runs them."""
+
+
+async def read_schedules(found: WebServices, now: datetime) -> list[dict[str, JsonValue]]:
+    """Each schedule's document (:mod:`workqueue.entrypoints.schedule_report`)."""
+    turns = await found.monitor.schedule_turns([schedule.kind for schedule in found.schedules])
+    return [schedule_document(schedule, turns[schedule.kind], now) for schedule in found.schedules]
 
 
 def services(request: Request) -> WebServices:

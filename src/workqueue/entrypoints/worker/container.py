@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
+from datetime import timedelta
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from dependency_injector import containers, providers
@@ -36,7 +37,15 @@ from workqueue.application.recovery import LeaseRecovery
 from workqueue.application.registry import KindCatalog, KindRegistry
 from workqueue.application.scheduler import WorkScheduler
 from workqueue.application.worker import Worker
-from workqueue.domain import Clock, Lease, TokenCleanup, WorkItemRetention, WorkSchedule, WorkStore
+from workqueue.domain import (
+    Clock,
+    Lease,
+    TokenCleanup,
+    WorkItemRetention,
+    WorkPayload,
+    WorkSchedule,
+    WorkStore,
+)
 from workqueue.entrypoints.worker.app import WorkerResources, WorkQueueApp, load_app
 from workqueue.entrypoints.worker.counting import counted_store, worker_metrics
 from workqueue.entrypoints.worker.database import (
@@ -147,6 +156,16 @@ def first_executor(executors: tuple[WorkExecutor, ...]) -> WorkExecutor:
     return executors[0]
 
 
+def maintenance_schedule(
+    payload: WorkPayload, interval: timedelta, cron: str | None, timezone: str
+) -> WorkSchedule:
+    """A built-in kind's schedule: its cron expression (in ``timezone``) when the
+    settings give one, else its interval."""
+    if cron is None:
+        return WorkSchedule(payload, interval=interval)
+    return WorkSchedule(payload, cron=cron, timezone=timezone)
+
+
 class WorkerContainer(containers.DeclarativeContainer):
     """The worker's object graph. Tests override providers; they never patch."""
 
@@ -235,14 +254,18 @@ class WorkerContainer(containers.DeclarativeContainer):
     handlers = providers.Singleton(served_handlers, app, built_in_handlers, resources)
     built_in_schedules = providers.List(
         providers.Singleton(
-            WorkSchedule,
+            maintenance_schedule,
             payload=providers.Singleton(TokenCleanup),
             interval=settings.provided.token_cleanup_interval,
+            cron=settings.provided.token_cleanup_cron,
+            timezone=settings.provided.token_cleanup_timezone,
         ),
         providers.Singleton(
-            WorkSchedule,
+            maintenance_schedule,
             payload=providers.Singleton(WorkItemRetention),
             interval=settings.provided.retention_interval,
+            cron=settings.provided.retention_cron,
+            timezone=settings.provided.retention_timezone,
         ),
     )
     schedules = providers.Singleton(served_schedules, app, built_in_schedules)

@@ -29,7 +29,7 @@ from workqueue.application import (
     DEFAULT_MAX_STALLS,
     DEFAULT_POLL_INTERVAL,
 )
-from workqueue.domain import WorkQueueError, unstorable_character
+from workqueue.domain import CronCalendar, WorkQueueError, unstorable_character
 from workqueue.entrypoints.worker.durations import PositiveDuration, seconds_text
 from workqueue.entrypoints.worker.handlers import DEFAULT_DELETE_BATCH_SIZE
 
@@ -182,6 +182,17 @@ def checked_port(value: int) -> int:
     return value
 
 
+def _cron_or_none(value: str | None) -> str | None:
+    if value is not None:
+        CronCalendar(value)  # raises InvalidScheduleError, a ValueError, saying why
+    return value
+
+
+def _known_time_zone(value: str) -> str:
+    CronCalendar("@daily", value)  # raises InvalidScheduleError, a ValueError
+    return value
+
+
 def _port_or_none(value: int | None) -> int | None:
     return None if value is None else checked_port(value)
 
@@ -204,6 +215,8 @@ _LogLevel = Annotated[str, AfterValidator(_known_log_level)]
 _WorkerId = Annotated[str, AfterValidator(_storable_worker_id)]
 _Host = Annotated[str, AfterValidator(checked_host)]
 _OptionalPort = Annotated[int | None, AfterValidator(_port_or_none)]
+_OptionalCron = Annotated[str | None, AfterValidator(_cron_or_none)]
+_TimeZone = Annotated[str, AfterValidator(_known_time_zone)]
 
 
 _AppReference = Annotated[str | None, AfterValidator(_module_and_attribute)]
@@ -273,10 +286,18 @@ class WorkerSettings(BaseSettings):
     retention: PositiveDuration = timedelta(days=30)
     # Read by the scheduler: how often work_item_retention becomes due.
     retention_interval: PositiveDuration = timedelta(hours=24)
+    # Read by the scheduler: a cron expression work_item_retention runs on instead
+    # of its interval, read in retention_timezone (docs/adr/0032).
+    retention_cron: _OptionalCron = None
+    retention_timezone: _TimeZone = "UTC"
     # Read by the retention handler: items deleted per statement.
     retention_batch_size: _Count = DEFAULT_DELETE_BATCH_SIZE
     # Read by the scheduler: how often token_cleanup becomes due.
     token_cleanup_interval: PositiveDuration = timedelta(hours=24)
+    # Read by the scheduler: a cron expression token_cleanup runs on instead of its
+    # interval, read in token_cleanup_timezone.
+    token_cleanup_cron: _OptionalCron = None
+    token_cleanup_timezone: _TimeZone = "UTC"  # noqa: S105 - a time zone, not a secret
     # Read by the token cleanup handler: tokens deleted per statement.
     token_cleanup_batch_size: _Count = DEFAULT_DELETE_BATCH_SIZE
 
