@@ -10,7 +10,8 @@ A heartbeat that answers that a cancel of the item was requested (docs/adr/0018)
 records it on the claim (:attr:`~workqueue.application.claim.Claim.cancel_requested`) and
 cancels the handler, once; the keeper goes on renewing the lease until the handler
 has ended (one that swallows the cancellation still holds its item), and the
-executor then marks the item cancelled.
+executor then marks the item cancelled. An answer that comes once the handler has
+already ended is too late to cancel it: its item ends as the handler did.
 
 The lease is lost when a heartbeat matches no running item (another worker
 reclaimed it after it expired), or when heartbeats keep failing until the lease
@@ -156,7 +157,13 @@ class LeaseKeeper:
                 self._lose("a heartbeat found it no longer held (the item was reclaimed)")
                 return
             claim.secured_until = beat_at + self._beats.lease_duration
-            if held is HeartbeatAnswer.CANCEL_REQUESTED and not claim.cancel_requested:
+            if (
+                held is HeartbeatAnswer.CANCEL_REQUESTED
+                and not claim.cancel_requested
+                and not self._handler.done()
+            ):
+                # A handler that has already returned (or raised) did what it did:
+                # the request came too late to cancel it, and its item ends by that.
                 claim.cancel_requested = True
                 self._handler.cancel()
 

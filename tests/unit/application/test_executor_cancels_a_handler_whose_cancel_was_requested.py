@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import logging
+from typing import Any
 
 import pytest
 from service_bench import EXECUTOR_LOG, Bench, StoreSpy, executor_lines, fenced, start, status_of
@@ -134,6 +135,33 @@ class TestARequestedCancel:
 
         assert status_of(await run) is ExecutionStatus.SUCCEEDED
         assert (await bench.item(item_id)).status is WorkStatus.SUCCEEDED
+
+    async def test_a_cancel_answer_that_comes_as_the_handler_returns_leaves_it_succeeded(
+        self, bench: Bench
+    ) -> None:
+        spy = StoreSpy(bench.store)
+        done = bench.script.block("a")
+        item_id = await bench.enqueue("a")
+
+        async def answer_as_the_handler_returns(*args: Any, **kwargs: Any) -> Any:
+            # The handler returns, and the heartbeat's answer (a cancel was requested)
+            # reaches the lease keeper before the keeper is stopped.
+            done.set()
+            return await bench.store.heartbeat(*args, **kwargs)
+
+        spy.overrides["heartbeat"] = answer_as_the_handler_returns
+        run = start(bench, bench.executor(store=spy))
+        await bench.clock.settle()
+        await bench.store.cancel(item_id, reason=REASON)
+        await bench.clock.advance(2)
+
+        assert status_of(await run) is ExecutionStatus.SUCCEEDED
+        item = await bench.item(item_id)
+        assert (item.status, item.error, item.cancel_reason) == (
+            WorkStatus.SUCCEEDED,
+            None,
+            REASON,
+        )
 
     async def test_is_written_fenced_and_a_lost_lease_writes_nothing(self, bench: Bench) -> None:
         spy = StoreSpy(bench.store)
