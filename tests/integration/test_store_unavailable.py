@@ -117,6 +117,6 @@ async def test_a_failing_statement_is_not_mistaken_for_an_outage(
 ) -> None:
     store = PostgresWorkStore(migrated_pool, FakeClock())
 
-    # An id beyond bigint is the statement's fault, not the connection's.
+    # A limit beyond bigint is the statement's fault, not the connection's.
     with pytest.raises(asyncpg.DataError):
-        await store.get(2**70)
+        await store.list_items(limit=2**70)

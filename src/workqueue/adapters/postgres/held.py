@@ -19,6 +19,9 @@ use and sends them all on it.
   back to the pool. So ``Pool.close()`` never waits more than one check for it,
   even when nobody calls :meth:`HeldConnection.close`, and an idle worker holds no
   connection between polls.
+- **Never used once the pool has it.** A held connection whose backend died
+  while it sat idle (terminated, say) is taken back by the pool on its own; the
+  next statement sees that and borrows a fresh one instead of failing.
 - **Handed back on any error.** A failed, timed-out or cancelled statement gives
   the connection back through ``Pool.release``, which rolls back, waits for a
   cancellation to finish, or drops a broken connection; the next statement
@@ -98,6 +101,11 @@ class HeldConnection:  # pragma: no mutate block
         self._busy = True
         try:
             connection = self._connection
+            if connection is not None and _taken_back(connection):
+                # Its backend died while it was held, and the pool took it back:
+                # nothing was sent on it, so this statement goes on a fresh one.
+                self._detach()
+                connection = None
             if connection is None:
                 connection = await self._borrow()
             return await getattr(connection, method)(query, *args)
@@ -163,3 +171,11 @@ class HeldConnection:  # pragma: no mutate block
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
+
+
+def _taken_back(connection: PoolConnectionProxy) -> bool:  # pragma: no mutate
+    """Whether the pool took ``connection`` back (it closed), so it can no longer be used."""
+    try:
+        return connection.is_closed()
+    except asyncpg.InterfaceError:  # the proxy no longer has a connection to ask
+        return True
