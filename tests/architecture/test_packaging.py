@@ -72,6 +72,22 @@ sys.exit(main(["enqueue", "no_such_kind"]))
     assert run.stderr.startswith("workqueue: unknown kind 'no_such_kind'")
 
 
+def test_the_console_script_hears_stop_signals_before_it_imports_the_command_line() -> None:
+    assert PROJECT["scripts"] == {"workqueue": "workqueue.entrypoints.console:main"}
+    code = """
+import signal, sys
+from workqueue.entrypoints.console import note_stop_signals
+note_stop_signals()
+heavy = [name for name in sys.modules if name.split(".")[0] in {"asyncpg", "pydantic"}]
+print(signal.getsignal(signal.SIGTERM).__name__, "workqueue.entrypoints.cli" in sys.modules, heavy)
+"""
+    run = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False
+    )
+
+    assert run.stdout == "_note False []\n", run.stderr
+
+
 def test_without_pgserver_an_unset_database_url_says_what_to_install() -> None:
     code = """
 import sys

@@ -45,8 +45,8 @@ def worker_env(database_url: str, **extra: str) -> dict[str, str]:
 
 
 def cli_argv(*args: str) -> list[str]:
-    """The production command line, as ``python -m workqueue.entrypoints.cli``."""
-    return [sys.executable, "-m", "workqueue.entrypoints.cli", *args]
+    """The production command line, as the console script runs it."""
+    return [sys.executable, "-m", "workqueue.entrypoints.console", *args]
 
 
 def script_argv(*args: str) -> list[str]:

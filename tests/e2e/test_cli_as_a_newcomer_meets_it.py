@@ -111,3 +111,51 @@ def test_a_stop_signal_while_retrying_ends_the_command_at_once_with_one_line(
     assert output.endswith("\nworkqueue: interrupted\n")
     assert "Traceback" not in output
     assert "retrying (2/5) in 0.5 s" in output
+
+
+def _catches(pid: int, signum: signal.Signals) -> bool:
+    """Whether process ``pid`` has a handler of its own for ``signum`` (Linux's SigCgt)."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("SigCgt:"):
+            return bool(int(line.split()[1], 16) >> (signum.value - 1) & 1)
+    return False
+
+
+def _has_loaded(pid: int, fragment: str) -> bool:
+    return fragment in Path(f"/proc/{pid}/maps").read_text()
+
+
+@pytest.mark.parametrize(
+    ("command", "signum", "status"),
+    [(["worker"], signal.SIGTERM, 143), (["status"], signal.SIGTERM, 143)],
+    ids=["worker", "status"],
+)
+def test_a_stop_signal_in_the_first_moments_is_heard_before_anything_heavy_is_loaded(
+    command: list[str], signum: signal.Signals, status: int, tmp_path: Path
+) -> None:
+    log = tmp_path / "stderr"
+    with log.open("w") as stderr:
+        process = subprocess.Popen(
+            cli_argv(*command),
+            env=worker_env(UNREACHABLE),
+            stdout=subprocess.DEVNULL,
+            stderr=stderr,
+        )
+        try:
+            deadline = time.monotonic() + 15
+            while not _catches(process.pid, signum):
+                assert process.poll() is None, log.read_text()
+                assert time.monotonic() < deadline, log.read_text()
+            # Heard before the command line (asyncpg and all) was even imported.
+            loaded_before = _has_loaded(process.pid, "asyncpg")
+            process.send_signal(signum)
+            ended = process.wait(timeout=10)
+        finally:
+            if process.poll() is None:
+                process.kill()
+                process.wait()
+
+    assert not loaded_before
+    assert ended == status
+    assert log.read_text().endswith("workqueue: interrupted\n")
+    assert "Traceback" not in log.read_text()

@@ -25,7 +25,8 @@ from unit.bad_input.bad_payloads import (
     USABLE_DEDUP_KEYS,
     Parcel,
     mistyped_parcels,
-    parcels_with_unstorable_text,
+    parcels_with_unstorable,
+    payloads_with_numbers_json_cannot_hold,
     valid_parcels,
 )
 from workqueue.adapters.postgres import PostgresWorkQueue
@@ -35,6 +36,7 @@ from workqueue.domain import (
     EnqueueRequest,
     InvalidDedupKeyError,
     InvalidPayloadError,
+    WorkPayload,
 )
 from workqueue.entrypoints.cli import main
 
@@ -70,7 +72,7 @@ async def test_a_payload_that_fails_its_model_is_refused_naming_kind_and_field(
 
 
 @ON_POSTGRES
-@given(bad=parcels_with_unstorable_text())
+@given(bad=parcels_with_unstorable())
 async def test_text_postgresql_cannot_hold_is_refused_naming_the_field(
     migrated_pool: asyncpg.Pool, bad: tuple[Parcel, str]
 ) -> None:
@@ -80,6 +82,37 @@ async def test_text_postgresql_cannot_hold_is_refused_naming_the_field(
         await PostgresWorkQueue(migrated_pool, FakeClock()).enqueue(parcel)
 
     assert field in raised.value.detail
+    assert await rows(migrated_pool) == 0
+
+
+@ON_POSTGRES
+@given(bad=payloads_with_numbers_json_cannot_hold())
+async def test_a_number_json_cannot_hold_is_refused_before_the_callers_transaction_sees_it(
+    migrated_pool: asyncpg.Pool, bad: tuple[WorkPayload, str]
+) -> None:
+    payload, path = bad
+    async with migrated_pool.acquire() as connection, connection.transaction():
+        with pytest.raises(InvalidPayloadError) as raised:
+            await PostgresWorkQueue(connection, FakeClock()).enqueue(payload)
+        # Nothing was sent: the caller's transaction goes on.
+        assert await connection.fetchval("SELECT 1") == 1
+
+    assert raised.value.detail.startswith(f"{path}: ")
+    assert await rows(migrated_pool) == 0
+
+
+async def test_ten_megabytes_of_payload_are_refused_before_anything_is_sent(
+    migrated_pool: asyncpg.Pool,
+) -> None:
+    queue = PostgresWorkQueue(migrated_pool, FakeClock())
+
+    with pytest.raises(InvalidPayloadError, match="more than the 1048576 its model takes"):
+        await queue.enqueue(Parcel(label="x" * 10_000_000))
+    with pytest.raises(InvalidPayloadError, match="more than the 1048576 its model takes"):
+        await queue.enqueue_many(
+            [EnqueueRequest(Parcel()), EnqueueRequest(Parcel(notes={"big": "y" * 2_000_000}))]
+        )
+
     assert await rows(migrated_pool) == 0
 
 
@@ -177,6 +210,14 @@ async def count_rows(url: str) -> int:
         ),
         (["token_cleanup", "--delay=-5m"], "delay must not be negative, not -300 seconds"),
         (["token_cleanup", "--delay", "soon"], "--delay 'soon': expected a duration like 30s"),
+        (
+            ["work_item_retention", "--payload", '{"retention_days": NaN}'],
+            "retention_days: Input should be a finite number",
+        ),
+        (
+            ["work_item_retention", "--payload", '{"retention_days": 1e400}'],
+            "retention_days: Input should be a finite number",
+        ),
     ],
 )
 def test_bad_input_at_the_command_line_is_one_line_exit_two_and_nothing_written(

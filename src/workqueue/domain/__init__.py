@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from workqueue.domain.cancel import (
     DEFAULT_CANCEL_REASON,
+    MAX_CANCEL_REASON_LENGTH,
     CancelOutcome,
     HeartbeatAnswer,
     RequeueOutcome,
     RequeueResult,
     cancel_reason_text,
+    checked_cancel_reason,
 )
 from workqueue.domain.claim_order import claim_order, is_claimable, next_claimable, next_run_at
 from workqueue.domain.clock import Clock
@@ -17,6 +19,7 @@ from workqueue.domain.dedup import MAX_DEDUP_KEY_LENGTH, check_dedup_key
 from workqueue.domain.errors import (
     EnqueueFailedError,
     InsideTransactionError,
+    InvalidCancelReasonError,
     InvalidDedupKeyError,
     InvalidPayloadError,
     InvalidPolicyError,
@@ -30,7 +33,7 @@ from workqueue.domain.errors import (
     WorkQueueError,
 )
 from workqueue.domain.handler import WorkContext, WorkHandler
-from workqueue.domain.items import Failure, Lease, WorkItem
+from workqueue.domain.items import LARGEST_ITEM_ID, Failure, Lease, WorkItem
 from workqueue.domain.kinds import WorkKind, kind_name
 from workqueue.domain.maintenance import TokenCleanup, WorkItemRetention
 from workqueue.domain.monitor import (
@@ -40,7 +43,7 @@ from workqueue.domain.monitor import (
     WorkMonitor,
 )
 from workqueue.domain.notifications import WorkNotifications
-from workqueue.domain.payload import WorkPayload
+from workqueue.domain.payload import DEFAULT_MAX_PAYLOAD_BYTES, WorkPayload
 from workqueue.domain.payload_check import checked_payload_json
 from workqueue.domain.policy import DEFAULT_POLICY, Backoff, KindPolicy
 from workqueue.domain.progress import SNAPSHOT_JSON, ProgressSnapshot, progress_value
@@ -74,10 +77,13 @@ from workqueue.domain.tokens import RefreshTokenStore
 __all__ = [
     "CRON_ALIASES",
     "DEFAULT_CANCEL_REASON",
+    "DEFAULT_MAX_PAYLOAD_BYTES",
     "DEFAULT_POLICY",
     "DEFAULT_PRIORITY",
     "FINISHED_STATUSES",
+    "LARGEST_ITEM_ID",
     "LIVE_STATUSES",
+    "MAX_CANCEL_REASON_LENGTH",
     "MAX_DEDUP_KEY_LENGTH",
     "MAX_PRIORITY",
     "MIN_PRIORITY",
@@ -95,6 +101,7 @@ __all__ = [
     "Failure",
     "HeartbeatAnswer",
     "InsideTransactionError",
+    "InvalidCancelReasonError",
     "InvalidDedupKeyError",
     "InvalidPayloadError",
     "InvalidPolicyError",
@@ -139,6 +146,7 @@ __all__ = [
     "check_delay",
     "check_priority",
     "check_when",
+    "checked_cancel_reason",
     "checked_payload_json",
     "claim_order",
     "is_claimable",

@@ -12,19 +12,45 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import Enum
 
+from workqueue.domain.errors import InvalidCancelReasonError
 from workqueue.domain.status import WorkStatus
+from workqueue.domain.storable import unstorable_character
 
 __all__ = [
     "DEFAULT_CANCEL_REASON",
+    "MAX_CANCEL_REASON_LENGTH",
     "CancelOutcome",
     "HeartbeatAnswer",
     "RequeueOutcome",
     "RequeueResult",
     "cancel_reason_text",
+    "checked_cancel_reason",
 ]
 
 DEFAULT_CANCEL_REASON = "cancelled by an operator"
 """The reason stored in ``error`` when a cancel gives none."""
+
+
+MAX_CANCEL_REASON_LENGTH = 1000
+"""The longest cancel reason a store takes, in characters: a line or two for an operator."""
+
+
+def checked_cancel_reason(reason: str) -> str:
+    """``reason``, if a store can hold it as a cancel's reason.
+
+    Every store's ``cancel`` checks its reason with this before it writes anything.
+
+    :raises InvalidCancelReasonError: if it holds a NUL character or a lone
+        surrogate, or is longer than :data:`MAX_CANCEL_REASON_LENGTH` characters.
+    """
+    if len(reason) > MAX_CANCEL_REASON_LENGTH:
+        raise InvalidCancelReasonError(
+            f"a cancel reason is at most {MAX_CANCEL_REASON_LENGTH} characters, not {len(reason)}"
+        )
+    character = unstorable_character(reason)
+    if character is not None:
+        raise InvalidCancelReasonError(f"a cancel reason cannot hold {character}")
+    return reason
 
 
 def cancel_reason_text(reason: str | None) -> str:

@@ -27,6 +27,7 @@ from __future__ import annotations
 __all__ = [
     "EnqueueFailedError",
     "InsideTransactionError",
+    "InvalidCancelReasonError",
     "InvalidDedupKeyError",
     "InvalidPayloadError",
     "InvalidPolicyError",
@@ -88,6 +89,11 @@ class InvalidPolicyError(WorkQueueError, ValueError):
 class InvalidScheduleError(WorkQueueError, ValueError):
     """A periodic kind's schedule that cannot hold: an interval that is not positive,
     a cron expression or time zone that cannot be read, both or neither given."""
+
+
+class InvalidCancelReasonError(WorkQueueError, ValueError):
+    """A cancel reason no store can hold (a NUL character, a lone surrogate) or longer
+    than :data:`~workqueue.domain.MAX_CANCEL_REASON_LENGTH` (``domain/cancel.py``)."""
 
 
 class InvalidRunAtError(WorkQueueError, ValueError):

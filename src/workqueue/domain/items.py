@@ -10,7 +10,10 @@ from pydantic import JsonValue
 
 from workqueue.domain.status import WorkStatus
 
-__all__ = ["Failure", "Lease", "WorkItem"]
+__all__ = ["LARGEST_ITEM_ID", "Failure", "Lease", "WorkItem"]
+
+LARGEST_ITEM_ID = 2**63 - 1
+"""The largest id an item can have (PostgreSQL's ``bigint``): a larger one is no item."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from functools import cache
 from typing import Any
@@ -23,8 +24,14 @@ _CHECK_METHODS = ("model_dump", "model_validate", "to_json")
 # How JSON text holds a NUL character: pydantic's to_json writes it as this escape (a
 # NUL cannot stand in JSON text as it is), so text without it holds none. Text with it
 # may not hold one either (a backslash followed by "u0000"): the step-by-step check
-# then says.
-_NUL_ESCAPE = b"\\u0000"
+# then says. A number JSON cannot hold, pydantic's to_json writes as NaN or Infinity
+# (-Infinity too); text without those words holds none.
+_SUSPECT = (b"\\u0000", b"NaN", b"Infinity")
+
+
+def _suspect(text: bytes) -> bool:
+    """Whether JSON text from to_json may hold what no store can: a NUL, NaN or Infinity."""
+    return any(word in text for word in _SUSPECT)
 
 
 def checked_payload_json(payload: WorkPayload) -> dict[str, Any]:
@@ -35,11 +42,12 @@ def checked_payload_json(payload: WorkPayload) -> dict[str, Any]:
     model's JSON.
 
     :raises InvalidPayloadError: naming the kind and the offending field, if the
-        payload cannot be dumped as JSON, does not validate against its model, or
-        holds text no store can hold (a NUL character, a lone surrogate).
+        payload cannot be dumped as JSON, does not validate against its model,
+        holds text no store can hold (a NUL character, a lone surrogate) or a
+        number JSON cannot (NaN, Infinity); or, naming the kind, if its JSON is
+        larger than its model's ``max_payload_bytes``.
     """
-    checked = _checked_by_core(payload)
-    return _checked_step_by_step(payload) if checked is None else checked[0]
+    return _checked(payload)[0]
 
 
 def checked_payload_text(payload: WorkPayload) -> str:
@@ -51,9 +59,27 @@ def checked_payload_text(payload: WorkPayload) -> str:
 
     :raises InvalidPayloadError: as :func:`checked_payload_json` does.
     """
+    return _checked(payload)[1].decode()
+
+
+def _checked(payload: WorkPayload) -> tuple[dict[str, Any], bytes]:
+    """The JSON object to store for ``payload`` and its JSON text, once checked."""
     checked = _checked_by_core(payload)
-    text = to_json(_checked_step_by_step(payload)) if checked is None else checked[1]
-    return text.decode()
+    if checked is None:
+        stored = _checked_step_by_step(payload)
+        checked = stored, to_json(stored)
+    _check_size(type(payload), len(checked[1]))
+    return checked
+
+
+def _check_size(model: type[WorkPayload], size: int) -> None:
+    """:raises InvalidPayloadError: if ``size`` bytes of JSON are more than ``model`` takes."""
+    if size > model.max_payload_bytes:
+        raise InvalidPayloadError(
+            model.kind_name(),
+            f"its JSON is {size} bytes, more than the {model.max_payload_bytes} its model"
+            " takes (max_payload_bytes)",
+        )
 
 
 def _checked_by_core(payload: WorkPayload) -> tuple[dict[str, Any], bytes] | None:
@@ -80,13 +106,13 @@ def _checked_by_core(payload: WorkPayload) -> tuple[dict[str, Any], bytes] | Non
         # to_json refuses a lone surrogate, in a key as in a value, and writes a NUL
         # as its escape; so clean text means a clean stored form.
         text = to_json(stored)
-        if _NUL_ESCAPE in text:
+        if _suspect(text):
             return None
         # The payload as given, too: dumping to JSON silently rewrites a dict key that
         # holds a lone surrogate, so only the original still shows it. Most payloads
         # dump alike both ways, and then the stored text answers for both.
         given = serializer.to_python(payload, warnings=False)
-        if given != stored and _NUL_ESCAPE in to_json(given):
+        if given != stored and _suspect(to_json(given)):
             return None
     except Exception:
         # Whatever it was, the step-by-step check says what went wrong.
@@ -119,9 +145,9 @@ def _checked_step_by_step(payload: WorkPayload) -> dict[str, Any]:
     # holds a lone surrogate, so only the original still shows it. Most payloads
     # dump alike both ways, and then one walk answers for both.
     given = payload.model_dump(warnings=False)
-    problem = _unstorable_text(given, ())
+    problem = _unstorable(given, ())
     if problem is None and given != stored:
-        problem = _unstorable_text(stored, ())
+        problem = _unstorable(stored, ())
     if problem is not None:
         raise InvalidPayloadError(kind, problem)
     return stored
@@ -166,8 +192,8 @@ def _checked_alike(
 
     The steps of :func:`checked_payload_json`, each over the whole list. None when
     one of them fails (whatever it raises: one by one, an earlier payload may be
-    refused first), when validating makes an object of another class, or when a
-    payload might hold text no store can hold.
+    refused first), when validating makes an object of another class, when a
+    payload might hold text no store can hold, or when one is too large.
     """
     try:
         if not _checked_by_pydantic(model):
@@ -180,13 +206,19 @@ def _checked_alike(
         stored: list[dict[str, Any]] = payloads_of_model.dump_python(validated, mode="json")
         # As for one payload: the stored form's JSON text shows all its text, and the
         # payloads as given need looking at only where they dump unlike it.
-        if _NUL_ESCAPE in to_json(stored):
+        text = to_json(stored)
+        if _suspect(text):
             return None
         given = payloads_of_model.dump_python(payloads, warnings=False)
-        if given != stored and _NUL_ESCAPE in to_json(given):
+        if given != stored and _suspect(to_json(given)):
             return None
     except Exception:
         # Whatever it was, the one-by-one check says what went wrong, and for which.
+        return None
+    limit = model.max_payload_bytes
+    if len(text) > limit and any(len(to_json(each)) > limit for each in stored):
+        # One is too large (each is measured only when the whole batch is): the
+        # one-by-one check says which, after what comes before it.
         return None
     return stored
 
@@ -216,12 +248,15 @@ def _list_adapter(model: type[WorkPayload]) -> TypeAdapter[list[Any]]:
     return TypeAdapter(list[model])  # type: ignore[valid-type]
 
 
-def _unstorable_text(value: object, path: tuple[object, ...]) -> str | None:
-    """``"<field path>: why"`` for the first text in ``value`` no store can hold, else None.
+def _unstorable(value: object, path: tuple[object, ...]) -> str | None:
+    """``"<field path>: why"`` for the first text or number in ``value`` no store can
+    hold (a NUL, a lone surrogate; NaN, Infinity), else None.
 
     Runs for every enqueued payload, so the field path is spelled out only for a
     problem found, never on the way down.
     """
+    if isinstance(value, float) and not math.isfinite(value):
+        return f"{_spelled_path(path)}: {value} is not a number JSON can hold"
     if isinstance(value, str):
         character = unstorable_character(value)
         return None if character is None else f"{_spelled_path(path)}: text holds {character}"
@@ -231,12 +266,12 @@ def _unstorable_text(value: object, path: tuple[object, ...]) -> str | None:
             character = unstorable_character(key) if isinstance(key, str) else None
             if character is not None:
                 return f"{_spelled_path(path)}: a key holds {character}"
-            problem = _unstorable_text(item, (*path, key))
+            problem = _unstorable(item, (*path, key))
             if problem is not None:
                 return problem
     if isinstance(value, list | tuple | set | frozenset):
         for index, item in enumerate(value):
-            problem = _unstorable_text(item, (*path, index))
+            problem = _unstorable(item, (*path, index))
             if problem is not None:
                 return problem
     return None

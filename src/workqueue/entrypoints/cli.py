@@ -33,11 +33,13 @@ from workqueue.entrypoints.commands import (
     enqueue_work,
     list_schedules,
     migrate_database,
+    payload_file_text,
     requeue_item,
     run_at_text,
     show_item,
     show_status,
 )
+from workqueue.entrypoints.console import take_noted_stop_signal
 from workqueue.entrypoints.exit_status import ExitStatus, exit_status_for, interrupted_status
 from workqueue.entrypoints.extras import missing_extra
 from workqueue.entrypoints.worker.container import (
@@ -108,8 +110,14 @@ def build_parser() -> argparse.ArgumentParser:
 
     enqueue = commands.add_parser("enqueue", help="enqueue one item of KIND")
     enqueue.add_argument("kind", metavar="KIND", help="the kind, e.g. token_cleanup")
-    enqueue.add_argument(
+    payload = enqueue.add_mutually_exclusive_group()
+    payload.add_argument(
         "--payload", default="{}", metavar="JSON", help="the payload as JSON (default: {})"
+    )
+    payload.add_argument(
+        "--payload-file",
+        metavar="PATH",
+        help="read the payload's JSON from PATH (- for standard input)",
     )
     enqueue.add_argument(
         "--dedup-key",
@@ -205,7 +213,11 @@ def _command(
         container,
         out,
         kind=args.kind,
-        payload_json=args.payload,
+        payload_json=(
+            args.payload
+            if args.payload_file is None
+            else payload_file_text(args.payload_file, args.kind)
+        ),
         dedup_key=args.dedup_key,
         priority=args.priority,
         run_at=None if args.run_at is None else run_at_text(args.run_at),
@@ -304,6 +316,12 @@ def main(
     except SystemExit as exit_:
         # argparse has printed usage (or help); keep its status, 2 or 0.
         return ExitStatus(int(exit_.code or 0))
+    if args.command != "worker":
+        # The worker takes a stop signal noted by the console script in its start-up.
+        noted = take_noted_stop_signal()
+        if noted is not None:
+            _fail("interrupted", err)
+            return interrupted_status(noted)
 
     try:
         settings = load_settings(**_settings_overrides(args))

@@ -20,6 +20,7 @@ from enum import IntEnum
 
 from workqueue.adapters.postgres import MigrationError, SchemaNotCurrentError
 from workqueue.domain import (
+    InvalidCancelReasonError,
     InvalidDedupKeyError,
     InvalidPayloadError,
     InvalidPolicyError,
@@ -56,6 +57,7 @@ _USAGE_ERRORS: tuple[type[Exception], ...] = (
     InvalidScheduleError,
     InvalidPriorityError,
     InvalidRunAtError,
+    InvalidCancelReasonError,
 )
 _FAILURES: tuple[type[Exception], ...] = (
     DatabaseUnreachableError,

@@ -8,8 +8,11 @@ conftest), so both test trees use one copy of the model and the strategies.
 - :func:`valid_parcels`: parcels the store can hold, to show what is accepted;
 - :func:`mistyped_parcels`: parcels built with ``model_construct`` around a value
   their model refuses, with the name of the field that holds it;
-- :func:`parcels_with_unstorable_text`: valid parcels whose text holds a character
+- :func:`parcels_with_unstorable`: valid parcels whose text holds a character
   PostgreSQL text and jsonb cannot (NUL, a lone surrogate), with the field's name;
+- :func:`payloads_with_numbers_json_cannot_hold`: a float field (of a parcel built
+  with ``model_construct``) or a free-form JSON field (of a :class:`Ledger`) that
+  holds NaN, Infinity or -Infinity, with the field's path;
 - :data:`UNUSABLE_DEDUP_KEYS` and :data:`USABLE_DEDUP_KEYS`.
 """
 
@@ -25,15 +28,18 @@ from workqueue.domain import MAX_DEDUP_KEY_LENGTH, WorkPayload
 
 __all__ = [
     "FIELDS",
+    "NOT_FINITE",
     "UNSTORABLE_CHARACTERS",
     "UNUSABLE_DEDUP_KEYS",
     "USABLE_DEDUP_KEYS",
     "Dimensions",
+    "Ledger",
     "Parcel",
     "ParcelKind",
     "json_values",
     "mistyped_parcels",
-    "parcels_with_unstorable_text",
+    "parcels_with_unstorable",
+    "payloads_with_numbers_json_cannot_hold",
     "storable_text",
     "valid_parcels",
 ]
@@ -143,7 +149,7 @@ def unstorable_text(draw: st.DrawFn) -> str:
 
 
 @st.composite
-def parcels_with_unstorable_text(draw: st.DrawFn) -> tuple[Parcel, str]:
+def parcels_with_unstorable(draw: st.DrawFn) -> tuple[Parcel, str]:
     """A valid parcel with unstorable text in one of its text fields, and that field."""
     bad = draw(unstorable_text())
     good = draw(storable_text(max_size=5))
@@ -173,3 +179,32 @@ USABLE_DEDUP_KEYS = storable_text(min_size=1, max_size=MAX_DEDUP_KEY_LENGTH).fil
     lambda key: bool(key.strip())
 )
 """Anything else: 1 to 200 storable characters, not all blank."""
+
+
+class Ledger(WorkPayload):
+    """A payload with free-form JSON: nothing in its model looks at the numbers in it."""
+
+    kind = ParcelKind.PARCEL
+
+    entries: dict[str, Any] = Field(default_factory=dict)
+
+
+NOT_FINITE = (float("nan"), float("inf"), float("-inf"))
+"""The floats JSON cannot hold."""
+
+
+@st.composite
+def payloads_with_numbers_json_cannot_hold(draw: st.DrawFn) -> tuple[WorkPayload, str]:
+    """A payload holding NaN, Infinity or -Infinity somewhere, and the path to it."""
+    number = draw(st.sampled_from(NOT_FINITE))
+    key = draw(storable_text(min_size=1, max_size=5).filter(lambda text: "." not in text))
+    payload, path = draw(
+        st.sampled_from(
+            [
+                (Parcel.model_construct(weight=number), "weight"),
+                (Ledger(entries={key: number}), f"entries.{key}"),
+                (Ledger(entries={key: [1, {"deep": number}]}), f"entries.{key}.1.deep"),
+            ]
+        )
+    )
+    return payload, path

@@ -9,18 +9,28 @@ from __future__ import annotations
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from pydantic import ValidationError
 
 from unit.bad_input.bad_payloads import (
+    NOT_FINITE,
     UNUSABLE_DEDUP_KEYS,
     USABLE_DEDUP_KEYS,
+    Ledger,
     Parcel,
     mistyped_parcels,
-    parcels_with_unstorable_text,
+    parcels_with_unstorable,
+    payloads_with_numbers_json_cannot_hold,
     valid_parcels,
 )
 from workqueue.adapters.memory import InMemoryState, InMemoryWorkQueue, InMemoryWorkStore
 from workqueue.adapters.testing import FakeClock
-from workqueue.domain import EnqueueRequest, InvalidDedupKeyError, InvalidPayloadError
+from workqueue.domain import (
+    EnqueueRequest,
+    InvalidDedupKeyError,
+    InvalidPayloadError,
+    WorkPayload,
+    checked_payload_json,
+)
 
 
 def fresh() -> tuple[InMemoryState, InMemoryWorkQueue]:
@@ -43,7 +53,7 @@ async def test_a_payload_that_fails_its_model_is_refused_naming_kind_and_field(
     assert state.items == {}
 
 
-@given(parcels_with_unstorable_text())
+@given(parcels_with_unstorable())
 async def test_text_no_store_can_hold_is_refused_naming_the_field(bad: tuple[Parcel, str]) -> None:
     parcel, field = bad
     state, queue = fresh()
@@ -91,3 +101,50 @@ async def test_a_valid_payload_and_key_are_stored_as_validated_and_read_back_who
     assert item is not None
     assert (item.kind, item.payload, item.dedup_key) == ("bad_input_parcel", parcel.to_json(), key)
     assert Parcel.model_validate(item.payload) == parcel
+
+
+@given(payloads_with_numbers_json_cannot_hold())
+async def test_a_number_json_cannot_hold_is_refused_naming_the_field(
+    bad: tuple[WorkPayload, str],
+) -> None:
+    payload, path = bad
+    state, queue = fresh()
+
+    with pytest.raises(InvalidPayloadError) as raised:
+        await queue.enqueue(payload)
+    with pytest.raises(InvalidPayloadError):
+        await queue.enqueue_many([EnqueueRequest(Ledger()), EnqueueRequest(payload)])
+
+    assert raised.value.detail.startswith(f"{path}: ")
+    assert state.items == {}
+
+
+@pytest.mark.parametrize("number", NOT_FINITE, ids=["NaN", "Infinity", "-Infinity"])
+def test_a_float_field_refuses_a_number_json_cannot_hold_when_the_payload_is_built(
+    number: float,
+) -> None:
+    with pytest.raises(ValidationError, match="Input should be a finite number"):
+        Parcel(weight=number)
+
+
+def test_a_number_too_large_for_a_float_is_refused_as_infinity() -> None:
+    with pytest.raises(ValidationError, match="Input should be a finite number"):
+        Parcel.model_validate_json('{"weight": 1e400}')
+    ledger = Ledger.model_validate_json('{"entries": {"big": 1e400}}')
+
+    with pytest.raises(InvalidPayloadError) as raised:
+        checked_payload_json(ledger)
+
+    assert str(raised.value) == (
+        "invalid payload for kind 'bad_input_parcel': entries.big: inf is not a number JSON"
+        " can hold"
+    )
+
+
+async def test_the_words_nan_and_infinity_as_text_are_stored_as_they_are() -> None:
+    state, queue = fresh()
+    ledger = Ledger(entries={"NaN": "NaN", "Infinity": ["-Infinity"], "u": "\\u0000"})
+
+    result = await queue.enqueue(ledger)
+
+    assert state.items[result.id].payload == ledger.to_json()

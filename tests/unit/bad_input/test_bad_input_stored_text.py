@@ -70,7 +70,7 @@ def test_spelled_out_text_is_always_storable_and_storable_text_is_left_alone(tex
         (Bag(things=frozenset({"\x00"})), "things.0: text holds a NUL character"),
     ],
 )
-def test_a_payload_holding_unstorable_text_is_refused_naming_the_field(
+def test_a_payload_holding_unstorable_is_refused_naming_the_field(
     payload: WorkPayload, detail: str
 ) -> None:
     with pytest.raises(InvalidPayloadError) as raised:
@@ -87,7 +87,7 @@ def test_a_payload_holding_unstorable_text_is_refused_naming_the_field(
         ("surrogate \ud800", "dedup key must not contain a lone surrogate"),
     ],
 )
-def test_a_dedup_key_holding_unstorable_text_is_refused_saying_why(key: str, message: str) -> None:
+def test_a_dedup_key_holding_unstorable_is_refused_saying_why(key: str, message: str) -> None:
     with pytest.raises(InvalidDedupKeyError, match=f"^{message}$"):
         check_dedup_key(key)
 

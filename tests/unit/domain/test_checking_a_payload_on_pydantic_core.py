@@ -24,7 +24,7 @@ from unit.bad_input.bad_payloads import (
     Dimensions,
     Parcel,
     mistyped_parcels,
-    parcels_with_unstorable_text,
+    parcels_with_unstorable,
     valid_parcels,
 )
 from workqueue.domain import InvalidPayloadError, WorkPayload
@@ -231,7 +231,7 @@ def outcome(check: Any, payload: WorkPayload) -> object:
     st.one_of(
         valid_parcels(),
         mistyped_parcels().map(lambda bad: bad[0]),
-        parcels_with_unstorable_text().map(lambda bad: bad[0]),
+        parcels_with_unstorable().map(lambda bad: bad[0]),
         st.builds(Blob, blob=st.binary(max_size=4), parts=st.lists(st.text(max_size=3)).map(tuple)),
         st.builds(Grid, rows=st.lists(st.lists(st.text(max_size=3), max_size=2), max_size=2)),
         st.builds(Hidden, secret=st.text(max_size=3)),

@@ -21,7 +21,7 @@ from pydantic import Field, field_serializer
 from unit.bad_input.bad_payloads import (
     Parcel,
     mistyped_parcels,
-    parcels_with_unstorable_text,
+    parcels_with_unstorable,
     valid_parcels,
 )
 from workqueue.domain import InvalidPayloadError, WorkPayload
@@ -89,7 +89,7 @@ def checked_one_by_one(monkeypatch: pytest.MonkeyPatch) -> list[WorkPayload]:
 any_payload = st.one_of(
     valid_parcels(),
     mistyped_parcels().map(lambda bad: bad[0]),
-    parcels_with_unstorable_text().map(lambda bad: bad[0]),
+    parcels_with_unstorable().map(lambda bad: bad[0]),
     st.builds(Counted, rooms=st.integers()),
     st.builds(lambda rooms: Counted.model_construct(rooms=rooms), st.sampled_from(["5", "x"])),
     st.builds(Blob, blob=st.binary(max_size=4), parts=st.lists(st.text(max_size=3)).map(tuple)),
@@ -168,7 +168,7 @@ def test_an_empty_batch_stores_nothing() -> None:
         (Note(note="a\x00b"), "note: text holds a NUL character"),
     ],
 )
-def test_unstorable_text_anywhere_in_a_batch_is_refused_naming_its_field(
+def test_unstorable_anywhere_in_a_batch_is_refused_naming_its_field(
     payload: WorkPayload, detail: str
 ) -> None:
     with pytest.raises(InvalidPayloadError) as refused:
@@ -265,7 +265,7 @@ def test_a_payload_keyed_by_numbers_is_stored_with_text_keys_alone_and_in_a_batc
     assert together == [alone, {"by_room": {}}]
 
 
-def test_unstorable_text_under_a_number_key_is_refused_naming_the_key() -> None:
+def test_unstorable_under_a_number_key_is_refused_naming_the_key() -> None:
     payload = Scores(by_room={101: "done", 102: "nul \x00"})
 
     with pytest.raises(InvalidPayloadError) as alone:

@@ -12,7 +12,7 @@ import pytest
 from pydantic import model_validator
 
 from workqueue.domain import InvalidPayloadError, WorkPayload, checked_payload_json
-from workqueue.domain.payload_check import _unstorable_text
+from workqueue.domain.payload_check import _unstorable
 
 
 class Chore(StrEnum):
@@ -36,10 +36,10 @@ class TestStoredPayloads:
             "not serialisable as JSON: Unable to serialize unknown type: <class 'object'>"
         )
 
-    def test_unstorable_text_at_the_top_is_said_of_the_payload(self) -> None:
+    def test_unstorable_at_the_top_is_said_of_the_payload(self) -> None:
         # The payload's own fields are never text; a value checked on its own is.
-        assert _unstorable_text("a\x00b", ()) == "<payload>: text holds a NUL character"
-        assert _unstorable_text({"rooms": ["ok", "\ud800"]}, ()) == (
+        assert _unstorable("a\x00b", ()) == "<payload>: text holds a NUL character"
+        assert _unstorable({"rooms": ["ok", "\ud800"]}, ()) == (
             "rooms.1: text holds a lone surrogate"
         )
 

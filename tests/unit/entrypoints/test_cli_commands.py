@@ -468,8 +468,9 @@ options:
                         built-in ones (default: WORKQUEUE_APP)
 """,
     ("enqueue",): """\
-usage: workqueue enqueue [-h] [--payload JSON] [--dedup-key KEY]
-                         [--priority P] [--run-at TIME | --delay DURATION]
+usage: workqueue enqueue [-h] [--payload JSON | --payload-file PATH]
+                         [--dedup-key KEY] [--priority P]
+                         [--run-at TIME | --delay DURATION]
                          [--app MODULE[:ATTRIBUTE]]
                          KIND
 
@@ -479,6 +480,8 @@ positional arguments:
 options:
   -h, --help            show this help message and exit
   --payload JSON        the payload as JSON (default: {})
+  --payload-file PATH   read the payload's JSON from PATH (- for standard
+                        input)
   --dedup-key KEY       absorb this enqueue into a queued item of KIND with
                         the same key
   --priority P          from -100 to 100, larger runs sooner (default: 0)

@@ -68,6 +68,7 @@ from workqueue.domain import (
     WorkItem,
     WorkStatus,
     WorkStore,
+    checked_cancel_reason,
     kind_name,
     next_claimable,
     next_run_at,
@@ -172,8 +173,10 @@ class InMemoryWorkStore(WorkStore):
     async def cancel(self, item_id: int, *, reason: str) -> CancelOutcome:
         """Cancel a queued item now, or record the request on a running one.
 
+        :raises InvalidCancelReasonError: if no store can hold ``reason``.
         :raises StoreUnavailableError: if the state is marked unavailable.
         """
+        checked_cancel_reason(reason)
         self._state.check_available()
         item = self._state.items.get(item_id)
         if item is None:

@@ -17,7 +17,14 @@ import asyncpg
 from workqueue.adapters.postgres.rows import work_item_from_row
 from workqueue.adapters.postgres.sql import load_statements
 from workqueue.adapters.postgres.unavailable import connection_loss_as_unavailable
-from workqueue.domain import ScheduleTurn, WorkItem, WorkMonitor, WorkStatus, kind_name
+from workqueue.domain import (
+    LARGEST_ITEM_ID,
+    ScheduleTurn,
+    WorkItem,
+    WorkMonitor,
+    WorkStatus,
+    kind_name,
+)
 
 __all__ = ["PostgresWorkMonitor"]
 
@@ -112,6 +119,8 @@ class PostgresWorkMonitor(WorkMonitor):  # pragma: no mutate block
 
         :raises StoreUnavailableError: if the database cannot be reached.
         """
+        if item_id > LARGEST_ITEM_ID:
+            return None  # beyond a bigint: no item has it
         rows = await self._fetch("item", item_id)
         return work_item_from_row(rows[0]) if rows else None
 

@@ -33,6 +33,7 @@ from workqueue.adapters.postgres.rows import work_item_from_row
 from workqueue.adapters.postgres.sql import load_statements
 from workqueue.adapters.postgres.unavailable import connection_loss_as_unavailable
 from workqueue.domain import (
+    LARGEST_ITEM_ID,
     CancelOutcome,
     Clock,
     HeartbeatAnswer,
@@ -46,6 +47,7 @@ from workqueue.domain import (
     WorkItem,
     WorkStatus,
     WorkStore,
+    checked_cancel_reason,
     claim_order,
     kind_name,
 )
@@ -337,8 +339,12 @@ class PostgresWorkStore(WorkStore):  # pragma: no mutate block
     async def cancel(self, item_id: int, *, reason: str) -> CancelOutcome:
         """Cancel a queued item now, or record the request on a running one.
 
+        :raises InvalidCancelReasonError: if no store can hold ``reason``.
         :raises StoreUnavailableError: if the database cannot be reached.
         """
+        checked_cancel_reason(reason)
+        if item_id > LARGEST_ITEM_ID:
+            return CancelOutcome.UNKNOWN  # beyond a bigint: no item has it
         with connection_loss_as_unavailable():
             row = await self._connection.fetchrow(
                 _SQL["cancel"], item_id, self._clock.now(), reason
@@ -386,6 +392,8 @@ class PostgresWorkStore(WorkStore):  # pragma: no mutate block
 
         :raises StoreUnavailableError: if the database cannot be reached.
         """
+        if item_id > LARGEST_ITEM_ID:
+            return None  # beyond a bigint: no item has it
         with connection_loss_as_unavailable():
             row = await self._connection.fetchrow(_SQL["get"], item_id)
         return None if row is None else work_item_from_row(row)

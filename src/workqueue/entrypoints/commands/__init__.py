@@ -9,7 +9,12 @@ the error into one line and an exit status.
 from __future__ import annotations
 
 from workqueue.entrypoints.commands.cancel import cancel_item, requeue_item
-from workqueue.entrypoints.commands.enqueue import delay_text, enqueue_work, run_at_text
+from workqueue.entrypoints.commands.enqueue import (
+    delay_text,
+    enqueue_work,
+    payload_file_text,
+    run_at_text,
+)
 from workqueue.entrypoints.commands.migrate import migrate_database
 from workqueue.entrypoints.commands.schedules import list_schedules
 from workqueue.entrypoints.commands.show import show_item
@@ -21,6 +26,7 @@ __all__ = [
     "enqueue_work",
     "list_schedules",
     "migrate_database",
+    "payload_file_text",
     "requeue_item",
     "run_at_text",
     "show_item",

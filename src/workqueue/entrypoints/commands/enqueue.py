@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import sys
 from datetime import datetime, timedelta
+from pathlib import Path
 from typing import TextIO
 
 from pydantic import TypeAdapter, ValidationError
@@ -10,6 +12,7 @@ from pydantic import TypeAdapter, ValidationError
 from workqueue.domain import (
     DEFAULT_PRIORITY,
     EnqueueResult,
+    InvalidPayloadError,
     InvalidRunAtError,
     check_aware,
     check_dedup_key,
@@ -20,7 +23,7 @@ from workqueue.domain import (
 from workqueue.entrypoints.worker.container import WorkerContainer, provide
 from workqueue.entrypoints.worker.durations import DURATION_HINT, Duration
 
-__all__ = ["delay_text", "enqueue_work", "run_at_text"]
+__all__ = ["delay_text", "enqueue_work", "payload_file_text", "run_at_text"]
 
 _DURATION: TypeAdapter[timedelta] = TypeAdapter(Duration)
 
@@ -37,6 +40,22 @@ def run_at_text(text: str) -> datetime:
             f"--run-at {text!r} is not an ISO 8601 time, e.g. 2026-12-24T18:00:00+01:00"
         ) from None
     return check_aware(run_at)
+
+
+def payload_file_text(path: str, kind: str) -> str:
+    """``--payload-file``: the text of the file at ``path``, or of standard input for ``-``.
+
+    :raises InvalidPayloadError: naming ``kind``, if the file cannot be read as UTF-8 text.
+    """
+    try:
+        if path == "-":
+            return sys.stdin.read()
+        return Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        reason = error.strerror if isinstance(error, OSError) else "not UTF-8 text"
+        raise InvalidPayloadError(
+            kind, f"--payload-file {path!r} cannot be read: {reason}"
+        ) from None
 
 
 def delay_text(text: str) -> timedelta:

@@ -28,6 +28,7 @@ from collections.abc import Collection
 from typing import TYPE_CHECKING
 
 from workqueue.application.worker import Worker
+from workqueue.entrypoints.console import take_noted_stop_signal
 from workqueue.entrypoints.worker.container import WorkerContainer, provide, shutdown_resources
 
 if TYPE_CHECKING:
@@ -178,6 +179,10 @@ async def run_worker(
     signals = ShutdownSignals(current)
     for signum in stop_signals:
         loop.add_signal_handler(signum, signals.on_signal, signum)
+    noted = take_noted_stop_signal()
+    if noted is not None:
+        # Heard by the console script before these handlers were installed.
+        signals.on_signal(noted)
     try:
         try:
             worker = await _start(container, migrate=migrate)

@@ -6,6 +6,8 @@ from collections.abc import Awaitable, Callable
 from functools import partial
 from typing import ClassVar
 
+import pytest
+
 from workqueue.adapters.testing.clock import FakeClock
 from workqueue.adapters.testing.contract.backdoor import Backdoor
 from workqueue.adapters.testing.contract.fixtures import StoreFactory
@@ -22,8 +24,11 @@ from workqueue.adapters.testing.contract.steps import (
 )
 from workqueue.domain import (
     DEFAULT_CANCEL_REASON,
+    LARGEST_ITEM_ID,
+    MAX_CANCEL_REASON_LENGTH,
     CancelOutcome,
     HeartbeatAnswer,
+    InvalidCancelReasonError,
     RecoveryResult,
     RunOutcome,
     WorkItem,
@@ -63,6 +68,54 @@ class CancelContract:
         )
         assert (item.attempt, item.stalls, item.lease_expires_at) == (0, 0, None)
         assert item.cancel_reason is None
+
+    @pytest.mark.parametrize(
+        ("reason", "error"),
+        [
+            pytest.param("stop\x00now", "a cancel reason cannot hold a NUL character", id="a NUL"),
+            pytest.param(
+                "stop \ud800", "a cancel reason cannot hold a lone surrogate", id="a surrogate"
+            ),
+            pytest.param(
+                "x" * (MAX_CANCEL_REASON_LENGTH + 1),
+                f"a cancel reason is at most 1000 characters, not {MAX_CANCEL_REASON_LENGTH + 1}",
+                id="too long",
+            ),
+        ],
+    )
+    async def test_a_reason_no_store_can_hold_is_refused_and_changes_nothing(
+        self, queue: WorkQueue, store: WorkStore, backdoor: Backdoor, reason: str, error: str
+    ) -> None:
+        queued = await queue.enqueue(AlphaJob(number=1))
+        await queue.enqueue(AlphaJob(number=2))
+        running = await claim(store)
+        before = await backdoor.all_items()
+
+        for item_id in (queued.id, running.id):
+            with pytest.raises(InvalidCancelReasonError) as refused:
+                await store.cancel(item_id, reason=reason)
+            assert str(refused.value) == error
+
+        assert await backdoor.all_items() == before
+
+    async def test_a_reason_of_the_longest_length_is_stored_whole(
+        self, queue: WorkQueue, store: WorkStore, backdoor: Backdoor
+    ) -> None:
+        queued = await queue.enqueue(AlphaJob())
+        longest = "y" * MAX_CANCEL_REASON_LENGTH
+
+        assert await store.cancel(queued.id, reason=longest) is CancelOutcome.CANCELLED
+
+        item = await backdoor.read_item(queued.id)
+        assert item is not None
+        assert item.error == longest
+
+    async def test_an_id_beyond_the_largest_an_item_can_have_is_no_item(
+        self, store: WorkStore
+    ) -> None:
+        for item_id in (LARGEST_ITEM_ID, LARGEST_ITEM_ID + 1, 2**64):
+            assert await store.cancel(item_id, reason=REASON) is CancelOutcome.UNKNOWN
+            assert await store.get(item_id) is None
 
     async def test_a_cancelled_item_is_never_claimed(
         self, queue: WorkQueue, store: WorkStore

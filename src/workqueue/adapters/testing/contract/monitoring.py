@@ -27,6 +27,7 @@ from workqueue.adapters.testing.contract.fixtures import ContractFixtures
 from workqueue.adapters.testing.contract.kinds import AlphaJob, BetaJob, ContractKind
 from workqueue.adapters.testing.contract.steps import LEASE, claim
 from workqueue.domain import (
+    LARGEST_ITEM_ID,
     LIVE_STATUSES,
     UNSUCCESSFUL_STATUSES,
     RunOutcome,
@@ -157,6 +158,8 @@ class MonitoringContract:
         assert await monitor.count_unsuccessful_since(clock.now()) == {}
         assert await monitor.stalls_since(clock.now()) == {}
         assert await monitor.item(1) is None
+        # An id beyond the largest an item can have is no item either, not an error.
+        assert await monitor.item(LARGEST_ITEM_ID + 1) is None
 
     async def test_live_counts_are_the_queued_and_running_items_per_kind(
         self,
