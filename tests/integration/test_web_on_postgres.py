@@ -1,9 +1,10 @@
-"""The admin view on a real PostgreSQL: every route, and a role with only SELECT on work_items."""
+"""The admin view on a real PostgreSQL: every route, a role with only SELECT on work_items,
+and the values PostgreSQL cannot take (a NUL character, an id beyond bigint) answered 4xx."""
 
 from __future__ import annotations
 
 import uuid
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator
 from datetime import timedelta
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
@@ -22,7 +23,8 @@ from workqueue.adapters.postgres import (
 )
 from workqueue.adapters.testing import FakeClock
 from workqueue.adapters.testing.contract.kinds import AlphaJob, BetaJob, ContractKind
-from workqueue.domain import RunOutcome, WorkPayload, WorkSchedule
+from workqueue.application.registry import KindCatalog
+from workqueue.domain import RunOutcome, WorkSchedule
 from workqueue.entrypoints.web.actions import WebActions
 from workqueue.entrypoints.web.app import create_app
 from workqueue.entrypoints.web.overview import OverviewReader
@@ -69,8 +71,8 @@ SCHEDULES = (
 )
 
 
-def decode(kind: str, payload: Mapping[str, Any]) -> WorkPayload:
-    return {"contract_alpha": AlphaJob, "contract_beta": BetaJob}[kind].model_validate(payload)
+CATALOG = KindCatalog([AlphaJob.kind, BetaJob.kind], [AlphaJob, BetaJob])
+"""What the view's requeue validates a stored payload against, as the container's catalog."""
 
 
 def client_for(
@@ -80,7 +82,7 @@ def client_for(
     actions = None
     if with_actions:
         queue, store = PostgresWorkQueue(pool, clock), PostgresWorkStore(pool, clock)
-        actions = WebActions(TOKEN, store, queue, decode)
+        actions = WebActions(TOKEN, store, queue, CATALOG.decode)
     services = WebServices(
         monitor=monitor,
         overview=OverviewReader(monitor, clock, kinds=KINDS),
@@ -89,9 +91,8 @@ def client_for(
         actions=actions,
         schedules=SCHEDULES,
     )
-    return httpx.AsyncClient(
-        transport=httpx.ASGITransport(app=create_app(services)), base_url="http://view"
-    )
+    app = create_app(services, allowed_hosts=("view",))
+    return httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://view")
 
 
 @pytest.fixture
@@ -322,3 +323,143 @@ async def test_the_readmes_grants_are_all_the_actions_need(
 
     assert [response.status_code for response in responses] == [200, 200, 200]
     assert await migrated_pool.fetchval("SELECT count(*) FROM work_items") == 5
+
+
+async def rows(pool: asyncpg.Pool) -> list[dict[str, Any]]:
+    """Every row of work_items, every column, by id."""
+    return [dict(row) for row in await pool.fetch("SELECT * FROM work_items ORDER BY id")]
+
+
+async def test_a_kind_with_a_nul_character_is_a_400_not_a_database_error(
+    migrated_pool: asyncpg.Pool, clock: FakeClock
+) -> None:
+    await fill(migrated_pool, clock)
+
+    async with client_for(migrated_pool, clock) as client:
+        responses = [
+            await client.get(path, params={"kind": "contract_alpha\x00"})
+            for path in ["/", "/fragments/overview", "/api/queued"]
+        ]
+
+    assert [response.status_code for response in responses] == [400, 400, 400]
+    assert responses[2].json() == {"error": "kind must not contain a NUL character"}
+
+
+async def test_an_id_beyond_bigint_is_no_item_on_every_route(
+    migrated_pool: asyncpg.Pool, clock: FakeClock
+) -> None:
+    await fill(migrated_pool, clock)
+    before = await rows(migrated_pool)
+    form, origin = {"token": TOKEN}, {"origin": "http://view"}
+
+    async with client_for(migrated_pool, clock, with_actions=True) as client:
+        responses = {
+            f"{method} {path}": await client.request(
+                method, path, data=form if method == "POST" else None, headers=origin
+            )
+            for item_id in [2**63, 10**30]
+            for method, path in [
+                ("GET", f"/items/{item_id}"),
+                ("GET", f"/fragments/items/{item_id}"),
+                ("GET", f"/api/items/{item_id}"),
+                ("POST", f"/items/{item_id}/cancel"),
+                ("POST", f"/items/{item_id}/requeue"),
+            ]
+        }
+
+    assert {name: response.status_code for name, response in responses.items()} == dict.fromkeys(
+        responses, 404
+    )
+    assert (
+        "Nothing to do: no item 9223372036854775808."
+        in responses["POST /items/9223372036854775808/cancel"].text
+    )
+    assert await rows(migrated_pool) == before
+
+
+async def test_a_cancel_reason_with_a_nul_character_is_a_400_and_nothing_is_written(
+    migrated_pool: asyncpg.Pool, clock: FakeClock
+) -> None:
+    ids = await fill(migrated_pool, clock)
+    before = await rows(migrated_pool)
+
+    async with client_for(migrated_pool, clock, with_actions=True) as client:
+        responses = [
+            await client.post(
+                f"/items/{ids[name]}/cancel",
+                data={"token": TOKEN, "reason": "wrong\x00customer"},
+                headers={"origin": "http://view"},
+            )
+            for name in ["first_queued", "running"]
+        ]
+
+    assert [response.status_code for response in responses] == [400, 400]
+    assert all(
+        "Refused: the reason contains a NUL character, which the database cannot store."
+        in response.text
+        for response in responses
+    )
+    assert await rows(migrated_pool) == before
+
+
+async def test_a_requeue_of_an_item_whose_payload_no_longer_validates_is_a_422(
+    migrated_pool: asyncpg.Pool, clock: FakeClock
+) -> None:
+    ids = await fill(migrated_pool, clock)
+    await migrated_pool.execute(
+        """UPDATE work_items SET payload = '{"number": "one"}' WHERE id = $1""", ids["failed"]
+    )
+    before = await rows(migrated_pool)
+
+    async with client_for(migrated_pool, clock, with_actions=True) as client:
+        response = await client.post(
+            f"/items/{ids['failed']}/requeue",
+            data={"token": TOKEN},
+            headers={"origin": "http://view"},
+        )
+
+    assert response.status_code == 422
+    assert (
+        f"Cannot requeue item {ids['failed']}: invalid payload for kind &#39;contract_alpha&#39;: "
+        "number: Input should be a valid integer"
+    ) in response.text
+    assert await rows(migrated_pool) == before
+
+
+async def test_a_role_with_only_select_never_meets_a_500(
+    database_url: str, migrated_pool: asyncpg.Pool, reader_role: str, clock: FakeClock
+) -> None:
+    ids = await fill(migrated_pool, clock)
+    await migrated_pool.execute(
+        """UPDATE work_items SET payload = '{"number": "one"}' WHERE id = $1""", ids["failed"]
+    )
+    before = await rows(migrated_pool)
+    origin = {"origin": "http://view"}
+    pool = await create_pool(as_role(database_url, reader_role), min_size=1, max_size=2)
+    try:
+        async with client_for(pool, clock, with_actions=True) as client:
+            stale = await client.post(
+                f"/items/{ids['failed']}/requeue", data={"token": TOKEN}, headers=origin
+            )
+            nul = await client.post(
+                f"/items/{ids['first_queued']}/cancel",
+                data={"token": TOKEN, "reason": "a\x00b"},
+                headers=origin,
+            )
+            beyond = await client.post(
+                f"/items/{2**63}/cancel", data={"token": TOKEN}, headers=origin
+            )
+            unknown = await client.post(
+                "/items/999999/cancel", data={"token": TOKEN}, headers=origin
+            )
+            cancel = await client.post(
+                f"/items/{ids['first_queued']}/cancel", data={"token": TOKEN}, headers=origin
+            )
+    finally:
+        await close_pool(pool)
+
+    statuses = [r.status_code for r in (stale, nul, beyond, unknown, cancel)]
+    assert statuses == [422, 400, 404, 403, 403]
+    assert "database role may only read" in unknown.text
+    assert "database role may only read" in cancel.text
+    assert await rows(migrated_pool) == before

@@ -4,6 +4,7 @@ view's own origin; without a token the view is read-only and says so."""
 from __future__ import annotations
 
 import logging
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -13,6 +14,10 @@ from workqueue.domain import CancelOutcome, TokenCleanup, WorkStatus
 
 TOKEN = "an-admin-token-of-some-length"
 SAME_ORIGIN = {"origin": "http://view"}
+ONLY_SELECT = (
+    ">The view&#39;s database role may only read: cancel and requeue need UPDATE and "
+    "INSERT on work_items (see the README&#39;s grants).<"
+)
 
 
 @pytest.fixture
@@ -123,15 +128,40 @@ class TestCancel:
         assert response.status_code == 409
         assert f"Nothing to do: item {failed.id} already finished (failed)." in response.text
 
-    async def test_an_unknown_item_has_nothing_to_do(self, world: WebWorld) -> None:
+    async def test_an_unknown_item_is_not_found(self, world: WebWorld) -> None:
         async with world.client(token=TOKEN) as client:
             response = await client.post(
                 "/items/77/cancel", data={"token": TOKEN}, headers=SAME_ORIGIN
             )
 
-        assert response.status_code == 409
+        assert response.status_code == 404
         assert "Nothing to do: no item 77." in response.text
         assert "<title>Not found" in response.text
+
+    @pytest.mark.parametrize("reason", ["a\x00b", "\x00"])
+    async def test_a_reason_with_a_nul_character_is_a_400_and_nothing_is_written(
+        self, world: WebWorld, reason: str
+    ) -> None:
+        item_id = await queued(world)
+        running = await world.running()
+        before = world.state.snapshot()
+
+        async with world.client(token=TOKEN) as client:
+            responses = [
+                await client.post(
+                    f"/items/{target}/cancel",
+                    data={"token": TOKEN, "reason": reason},
+                    headers=SAME_ORIGIN,
+                )
+                for target in (item_id, running.id)
+            ]
+
+        assert [response.status_code for response in responses] == [400, 400]
+        for response in responses:
+            assert (
+                ">Refused: the reason contains a NUL character, which the database cannot store.<"
+            ) in response.text
+        assert world.state.snapshot() == before
 
 
 class TestRequeue:
@@ -168,6 +198,198 @@ class TestRequeue:
         assert response.status_code == 409
         assert "only failed or cancelled items requeue" in response.text
         assert len(world.state.items) == 1
+
+    async def test_an_unknown_item_is_not_found(self, world: WebWorld) -> None:
+        async with world.client(token=TOKEN) as client:
+            response = await client.post(
+                "/items/77/requeue", data={"token": TOKEN}, headers=SAME_ORIGIN
+            )
+
+        assert response.status_code == 404
+        assert "Nothing to do: no item 77." in response.text
+        assert world.state.items == {}
+
+    async def test_a_requeue_takes_no_reason_so_a_nul_in_one_is_no_matter(
+        self, world: WebWorld
+    ) -> None:
+        failed = await world.failed("boom")
+        async with world.client(token=TOKEN) as client:
+            response = await client.post(
+                f"/items/{failed.id}/requeue",
+                data={"token": TOKEN, "reason": "a\x00b"},
+                headers=SAME_ORIGIN,
+            )
+
+        assert response.status_code == 200
+        assert f"Requeued failed item {failed.id} as item {failed.id + 1}." in response.text
+
+    async def test_an_item_whose_payload_no_longer_validates_is_a_422_naming_the_field(
+        self, world: WebWorld
+    ) -> None:
+        stale = await world.failed_with_a_stale_payload()
+        before = world.state.snapshot()
+
+        async with world.client(token=TOKEN) as client:
+            response = await client.post(
+                f"/items/{stale.id}/requeue", data={"token": TOKEN}, headers=SAME_ORIGIN
+            )
+
+        assert response.status_code == 422
+        assert (
+            f">Cannot requeue item {stale.id}: invalid payload for kind "
+            "&#39;work_item_retention&#39;: retention_days: Input should be a valid number, "
+            "unable to parse string as a number.<"
+        ) in response.text
+        assert world.state.snapshot() == before
+
+    async def test_an_item_of_a_kind_this_view_does_not_serve_is_a_422(
+        self, world: WebWorld
+    ) -> None:
+        failed = world.state.read((await world.failed("boom")).id)
+        assert failed is not None
+        world.state.write(replace(failed, kind="legacy"))
+        before = world.state.snapshot()
+
+        async with world.client(token=TOKEN) as client:
+            response = await client.post(
+                f"/items/{failed.id}/requeue", data={"token": TOKEN}, headers=SAME_ORIGIN
+            )
+
+        assert response.status_code == 422
+        assert (
+            f">Cannot requeue item {failed.id}: unknown kind &#39;legacy&#39; "
+            "(known kinds: token_cleanup, work_item_retention).<"
+        ) in response.text
+        assert world.state.snapshot() == before
+
+    async def test_a_refused_requeue_is_logged_with_the_reason(
+        self, world: WebWorld, caplog: pytest.LogCaptureFixture
+    ) -> None:
+        caplog.set_level(logging.INFO, logger="workqueue.web")
+        stale = await world.failed_with_a_stale_payload()
+
+        async with world.client(token=TOKEN) as client:
+            await client.post(
+                f"/items/{stale.id}/requeue", data={"token": TOKEN}, headers=SAME_ORIGIN
+            )
+
+        assert [
+            (r.levelname, r.getMessage()) for r in caplog.records if r.name == "workqueue.web"
+        ] == [
+            (
+                "WARNING",
+                f"web requeue of item {stale.id}: cannot requeue item {stale.id}: invalid "
+                "payload for kind 'work_item_retention': retention_days: Input should be a "
+                "valid number, unable to parse string as a number",
+            )
+        ]
+
+
+class TestAnIdNoRowCanHave:
+    """Ids are bigint: one from 2**63 up names no item, and is never sent to the database."""
+
+    @pytest.mark.parametrize("verb", ["cancel", "requeue"])
+    @pytest.mark.parametrize("item_id", [2**63, 10**30])
+    @pytest.mark.parametrize("read_only", [False, True])
+    async def test_an_action_on_it_is_a_404_and_nothing_changes(
+        self, world: WebWorld, verb: str, item_id: int, read_only: bool
+    ) -> None:
+        await queued(world)
+        await world.failed("boom")
+        before = world.state.snapshot()
+
+        async with world.client(token=TOKEN, read_only=read_only) as client:
+            response = await client.post(
+                f"/items/{item_id}/{verb}", data={"token": TOKEN}, headers=SAME_ORIGIN
+            )
+
+        assert response.status_code == 404
+        assert "<title>Not found" in response.text
+        assert f">Nothing to do: no item {item_id}.<" in response.text
+        assert world.state.snapshot() == before
+
+    async def test_the_largest_bigint_is_asked_for(
+        self, world: WebWorld, caplog: pytest.LogCaptureFixture
+    ) -> None:
+        caplog.set_level(logging.INFO, logger="workqueue.web")
+        largest = 2**63 - 1
+
+        async with world.client(token=TOKEN) as client:
+            response = await client.post(
+                f"/items/{largest}/cancel", data={"token": TOKEN}, headers=SAME_ORIGIN
+            )
+
+        assert response.status_code == 404
+        assert f">Nothing to do: no item {largest}.<" in response.text
+        # Sent to the store, which found no such item.
+        assert caplog.messages == [
+            f"web cancel of item {largest}: nothing to do: no item {largest}"
+        ]
+
+    async def test_the_token_and_origin_are_checked_first(self, world: WebWorld) -> None:
+        async with world.client(token=TOKEN) as client:
+            response = await client.post(f"/items/{2**63}/cancel", data={"token": "wrong"})
+
+        assert response.status_code == 403
+
+
+class TestARoleThatMayOnlyRead:
+    """The view's database role without UPDATE and INSERT on work_items (README's grants)."""
+
+    async def test_a_cancel_is_a_403_saying_so_and_nothing_changes(self, world: WebWorld) -> None:
+        item_id = await queued(world)
+        running = await world.running()
+        before = world.state.snapshot()
+
+        async with world.client(token=TOKEN, read_only=True) as client:
+            responses = [
+                await client.post(
+                    f"/items/{target}/cancel", data={"token": TOKEN}, headers=SAME_ORIGIN
+                )
+                for target in (item_id, running.id)
+            ]
+
+        assert [response.status_code for response in responses] == [403, 403]
+        for response in responses:
+            assert ONLY_SELECT in response.text
+        assert world.state.snapshot() == before
+
+    async def test_a_requeue_is_a_403_saying_so_and_nothing_is_enqueued(
+        self, world: WebWorld
+    ) -> None:
+        failed = await world.failed("boom")
+        before = world.state.snapshot()
+
+        async with world.client(token=TOKEN, read_only=True) as client:
+            response = await client.post(
+                f"/items/{failed.id}/requeue", data={"token": TOKEN}, headers=SAME_ORIGIN
+            )
+
+        assert response.status_code == 403
+        assert ONLY_SELECT in response.text
+        assert world.state.snapshot() == before
+
+    async def test_what_the_view_refuses_before_writing_is_answered_as_for_any_role(
+        self, world: WebWorld
+    ) -> None:
+        stale = await world.failed_with_a_stale_payload()
+        item_id = await queued(world)
+        before = world.state.snapshot()
+
+        async with world.client(token=TOKEN, read_only=True) as client:
+            requeue = await client.post(
+                f"/items/{stale.id}/requeue", data={"token": TOKEN}, headers=SAME_ORIGIN
+            )
+            cancel = await client.post(
+                f"/items/{item_id}/cancel",
+                data={"token": TOKEN, "reason": "a\x00b"},
+                headers=SAME_ORIGIN,
+            )
+
+        assert (requeue.status_code, cancel.status_code) == (422, 400)
+        assert f">Cannot requeue item {stale.id}: invalid payload" in requeue.text
+        assert ">Refused: the reason contains a NUL character" in cancel.text
+        assert world.state.snapshot() == before
 
 
 class TestTheChecks:

@@ -8,6 +8,7 @@ import logging
 from datetime import UTC, datetime, timedelta
 from types import SimpleNamespace
 
+import httpx
 import pytest
 from jinja2 import UndefinedError
 from pydantic import SecretStr
@@ -234,6 +235,65 @@ class TestSettings:
         )
         assert token not in str(raised.value)
 
+    def test_no_more_hosts_are_served_unless_named(self) -> None:
+        assert load_web_settings().web_allowed_hosts == ()
+
+    def test_the_hosts_to_serve_are_a_comma_separated_list_written_as_compared(
+        self, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        monkeypatch.setenv(
+            "WORKQUEUE_WEB_ALLOWED_HOSTS", "admin.example.com, Queue.Example.COM.,[::1],10.0.0.5"
+        )
+
+        assert load_web_settings().web_allowed_hosts == (
+            "admin.example.com",
+            "queue.example.com",
+            "::1",
+            "10.0.0.5",
+        )
+
+    def test_hosts_given_in_code_are_checked_and_written_alike(self) -> None:
+        settings = WebSettings(web_allowed_hosts=("Admin.Example.", "[::1]"))
+
+        assert settings.web_allowed_hosts == ("admin.example", "::1")
+        with pytest.raises(ValueError, match="without ports"):
+            WebSettings(web_allowed_hosts=("admin.example:80",))
+
+    @pytest.mark.parametrize("hosts", ["*", "fe80::1", "under_score-and-dash.example"])
+    def test_a_star_and_bare_ipv6_addresses_are_names_too(
+        self, monkeypatch: pytest.MonkeyPatch, hosts: str
+    ) -> None:
+        monkeypatch.setenv("WORKQUEUE_WEB_ALLOWED_HOSTS", hosts)
+
+        assert load_web_settings().web_allowed_hosts == (hosts,)
+
+    @pytest.mark.parametrize(
+        "hosts",
+        [
+            "admin.example.com:8080",
+            "admin.example.com,,other.example",
+            "admin.example.com,",
+            " ",
+            "admin example",
+            "http://admin.example.com",
+            "*.example.com",
+            "[::1]:8080",
+            "a..b",
+        ],
+    )
+    def test_a_list_that_is_not_of_names_is_refused_in_one_line(
+        self, monkeypatch: pytest.MonkeyPatch, hosts: str
+    ) -> None:
+        monkeypatch.setenv("WORKQUEUE_WEB_ALLOWED_HOSTS", hosts)
+
+        with pytest.raises(SettingsError) as raised:
+            load_web_settings()
+
+        assert str(raised.value) == (
+            "invalid setting WORKQUEUE_WEB_ALLOWED_HOSTS: must be host names or addresses "
+            "separated by commas, without ports, or *"
+        )
+
     def test_the_settings_are_frozen(self) -> None:
         assert SettingsClass is WebSettings
         with pytest.raises(ValueError, match="frozen"):
@@ -284,6 +344,33 @@ class TestWiring:
         assert services.schema is world.schema
         assert services.actions is None, "no token: read-only"
         await reader.close()
+
+    @pytest.mark.parametrize(
+        ("allowed", "served", "refused"),
+        [
+            ({}, ["127.0.0.1:8080", "localhost", "[::1]:8080"], ["admin.example", "0.0.0.0"]),
+            (
+                {"allowed_hosts": ("admin.example",)},
+                ["admin.example:443"],
+                ["localhost", "127.0.0.1"],
+            ),
+        ],
+    )
+    async def test_the_app_serves_the_hosts_it_is_given_else_this_machines_own(
+        self, allowed: dict[str, tuple[str, ...]], served: list[str], refused: list[str]
+    ) -> None:
+        web = build_web_container(WorkerWorld().container(), **allowed)
+        app = await provide(web.app)
+
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://x") as client:
+            statuses = {
+                host: (await client.get("/healthz", headers={"host": host})).status_code
+                for host in served + refused
+            }
+
+        assert statuses == {**dict.fromkeys(served, 200), **dict.fromkeys(refused, 400)}
+        await (await provide(web.overview)).close()
 
     async def test_with_a_token_the_app_has_its_actions_on_the_worker_containers_store(
         self,

@@ -296,6 +296,24 @@ class TestQueued:
         assert page.status_code == 400
         assert "<h2>Bad request</h2>\n  <p>after must be " in page.text
 
+    @pytest.mark.parametrize("kind", ["\x00", "token_cleanup\x00", "\x00 "])
+    async def test_a_kind_with_a_nul_character_is_a_400_saying_so(
+        self, world: WebWorld, kind: str
+    ) -> None:
+        await world.queue.enqueue(TokenCleanup())
+        before = world.state.snapshot()
+
+        async with world.client() as client:
+            api = await client.get("/api/queued", params={"kind": kind})
+            page = await client.get("/", params={"kind": kind})
+            fragment = await client.get("/fragments/overview", params={"kind": kind})
+
+        assert api.status_code == 400
+        assert api.json() == {"error": "kind must not contain a NUL character"}
+        assert (page.status_code, fragment.status_code) == (400, 400)
+        assert "<h2>Bad request</h2>\n  <p>kind must not contain a NUL character</p>" in page.text
+        assert world.state.snapshot() == before
+
     async def test_the_largest_limit_and_id_are_accepted(self, world: WebWorld) -> None:
         async with world.client() as client:
             response = await client.get(
@@ -431,6 +449,21 @@ class TestItem:
         assert fragment.status_code == 404
         assert fragment.text == ""
         assert huge.status_code == 404
+
+    @pytest.mark.parametrize("item_id", [2**63, 10**30])
+    async def test_an_id_no_row_can_have_is_a_404_on_every_item_route(
+        self, world: WebWorld, item_id: int
+    ) -> None:
+        async with world.client() as client:
+            api = await client.get(f"/api/items/{item_id}")
+            page = await client.get(f"/items/{item_id}")
+            fragment = await client.get(f"/fragments/items/{item_id}")
+
+        assert api.status_code == 404
+        assert api.json() == {"error": f"no item {item_id}"}
+        assert page.status_code == 404
+        assert f"<p>There is no item {item_id}.</p>" in page.text
+        assert fragment.status_code == 404
 
     async def test_an_item_that_is_running_shows_its_heartbeat_and_lease(
         self, world: WebWorld

@@ -10,6 +10,13 @@ A POST is taken only when (1) it comes from this view's own pages: its
 cannot make a logged-in browser post here; and (2) its form carries the admin
 token, compared in constant time. A page of another origin can neither read the
 token nor pass the origin check: the pair is what makes the actions CSRF-safe.
+
+Then the answer says what happened (docs/adr/0033): 200 done; 409 nothing to do;
+404 no such item (an id beyond ``bigint`` too, never sent to the database); 400 a
+reason the database cannot store; 422 an item that cannot be requeued as stored
+(its payload no longer validates, or its kind is not served); 403 refused (no
+token, another origin, or a database role that may only read). What the view
+finds before writing is answered the same for every role.
 """
 
 from __future__ import annotations
@@ -24,8 +31,20 @@ from urllib.parse import parse_qs, urlsplit
 from starlette.requests import Request
 
 from workqueue.application import requeue
-from workqueue.domain import WorkPayload, WorkQueue, WorkStore, cancel_reason_text
+from workqueue.domain import (
+    MAX_CANCEL_REASON_LENGTH,
+    CancelOutcome,
+    InvalidPayloadError,
+    RequeueOutcome,
+    UnknownKindError,
+    WorkPayload,
+    WorkQueue,
+    WorkStore,
+    cancel_reason_text,
+    unstorable_character,
+)
 from workqueue.entrypoints.commands.cancel import cancel_line, finished_status, requeue_line
+from workqueue.entrypoints.web.reads import LARGEST_ID
 
 __all__ = [
     "INSUFFICIENT_PRIVILEGE",
@@ -46,7 +65,9 @@ _ONLY_SELECT = (
     "The view's database role may only read: cancel and requeue need UPDATE and INSERT "
     "on work_items (see the README's grants)."
 )
-_MAX_REASON = 1000
+_MAX_REASON = MAX_CANCEL_REASON_LENGTH
+# What a requeue of an item that cannot be enqueued again as stored answers.
+_CANNOT_REQUEUE = 422
 _FORM_TYPE = "application/x-www-form-urlencoded"
 # Header names, named once (Starlette's headers are case-insensitive).
 _CONTENT_TYPE = "content-type"
@@ -109,8 +130,8 @@ def is_insufficient_privilege(error: BaseException) -> bool:
 async def act(request: Request, actions: WebActions | None, verb: str) -> tuple[str, int]:
     """Check the POST, then ``cancel`` or ``requeue`` the item of the path.
 
-    :returns: the sentence the page shows, and the status it answers with: 200 when
-        the request took effect, 409 when there was nothing to do, 403 when refused.
+    :returns: the sentence the page shows, and the status it answers with (see the
+        module): 200, 409, 404, 400, 422 or 403.
     """
     item_id: int = request.path_params["item_id"]
     form = await read_form(request)
@@ -118,26 +139,61 @@ async def act(request: Request, actions: WebActions | None, verb: str) -> tuple[
     if refused is not None:
         return refused, 403
     assert actions is not None  # refusal() says so otherwise
+    reason = form.get("reason", "")
+    answer = _answer_before_writing(verb, item_id, reason)
+    if answer is not None:
+        return answer
     try:
         if verb == "cancel":
-            line, took_effect = await _cancel(actions, item_id, form)
+            line, status = await _cancel(actions, item_id, reason)
         else:
-            line, took_effect = await _requeue(actions, item_id)
+            line, status = await _requeue(actions, item_id)
     except Exception as error:
         if not is_insufficient_privilege(error):
             raise
         return _ONLY_SELECT, 403
-    logger.info("web %s of item %d: %s", verb, item_id, line, extra={"item_id": item_id})
-    return line[0].upper() + line[1:] + ".", 200 if took_effect else 409
+    level = logging.WARNING if status == _CANNOT_REQUEUE else logging.INFO
+    logger.log(level, "web %s of item %d: %s", verb, item_id, line, extra={"item_id": item_id})
+    return _sentence(line), status
 
 
-async def _cancel(actions: WebActions, item_id: int, form: dict[str, str]) -> tuple[str, bool]:
-    text = cancel_reason_text(form.get("reason", "")[:_MAX_REASON])
+def _answer_before_writing(verb: str, item_id: int, reason: str) -> tuple[str, int] | None:
+    """The answer to a request the database must not see, or None to go on."""
+    if item_id > LARGEST_ID:
+        # No row has it: ids are bigint, and the database would refuse it as an argument.
+        return _sentence(cancel_line(item_id, CancelOutcome.UNKNOWN, "")), 404
+    character = unstorable_character(reason)
+    if verb == "cancel" and character is not None:
+        return f"Refused: the reason contains {character}, which the database cannot store.", 400
+    return None
+
+
+def _sentence(line: str) -> str:
+    return line[0].upper() + line[1:] + "."
+
+
+def _status(took_effect: bool, unknown: bool) -> int:
+    """200 when the action took effect, 404 when there is no such item, else 409."""
+    if took_effect:
+        return 200
+    return 404 if unknown else 409
+
+
+async def _cancel(actions: WebActions, item_id: int, reason: str) -> tuple[str, int]:
+    text = cancel_reason_text(reason[:_MAX_REASON])
     outcome = await actions.store.cancel(item_id, reason=text)
     status = await finished_status(actions.store, item_id)
-    return cancel_line(item_id, outcome, status), outcome.took_effect()
+    took_effect, unknown = outcome.took_effect(), outcome is CancelOutcome.UNKNOWN
+    return cancel_line(item_id, outcome, status), _status(took_effect, unknown)
 
 
-async def _requeue(actions: WebActions, item_id: int) -> tuple[str, bool]:
-    result = await requeue(item_id, store=actions.store, queue=actions.queue, decode=actions.decode)
-    return requeue_line(item_id, result), result.outcome.took_effect()
+async def _requeue(actions: WebActions, item_id: int) -> tuple[str, int]:
+    try:
+        result = await requeue(
+            item_id, store=actions.store, queue=actions.queue, decode=actions.decode
+        )
+    except (InvalidPayloadError, UnknownKindError) as error:
+        # As stored, the item cannot be enqueued again; the error names why, on one line.
+        return f"cannot requeue item {item_id}: {error}", _CANNOT_REQUEUE
+    took_effect, unknown = result.outcome.took_effect(), result.outcome is RequeueOutcome.UNKNOWN
+    return requeue_line(item_id, result), _status(took_effect, unknown)

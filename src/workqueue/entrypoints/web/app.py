@@ -4,6 +4,8 @@
 :mod:`workqueue.entrypoints.web.container`, builds them; tests pass in-memory ones) and
 returns a Starlette application. Every route reads, but the two POSTs of
 :mod:`workqueue.entrypoints.web.actions` (cancel, requeue), which need the admin token.
+Every route answers only requests for a host the view serves
+(:mod:`workqueue.entrypoints.web.hosts`).
 
 Every response carries a strict Content-Security-Policy: scripts and styles
 only from ``/static/``, no inline script, no framing. Together with autoescaped
@@ -14,6 +16,7 @@ missed.
 from __future__ import annotations
 
 import logging
+from collections.abc import Collection
 
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -33,6 +36,7 @@ from workqueue.entrypoints.web.api import (
     api_schedules,
 )
 from workqueue.entrypoints.web.health import check_health, health_document
+from workqueue.entrypoints.web.hosts import AllowedHosts
 from workqueue.entrypoints.web.metrics import UNAVAILABLE, metrics_text, read_sample
 from workqueue.entrypoints.web.pages import (
     cancel_item,
@@ -141,8 +145,12 @@ async def _not_found(request: Request, error: Exception) -> Response:
     return render(request, "problem.html", {"title": "Not found", "message": "No such page."}, 404)
 
 
-def create_app(services: WebServices) -> Starlette:
-    """The application, reading through ``services``."""
+def create_app(services: WebServices, *, allowed_hosts: Collection[str]) -> Starlette:
+    """The application, reading through ``services``.
+
+    :param allowed_hosts: the hosts it serves (:mod:`workqueue.entrypoints.web.hosts`): a
+        request whose ``Host`` header names another is answered 400, and nothing else.
+    """
     app = Starlette(
         routes=[
             Route("/", overview_page),
@@ -169,5 +177,7 @@ def create_app(services: WebServices) -> Starlette:
     )
     app.state.services = services
     app.state.templates = Jinja2Templates(env=environment())
+    # Added first, so inside SecurityHeaders: a refused host's 400 carries the headers too.
+    app.add_middleware(AllowedHosts, hosts=allowed_hosts)
     app.add_middleware(SecurityHeaders)
     return app

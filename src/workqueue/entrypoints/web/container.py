@@ -14,6 +14,7 @@ never this module's wiring.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import Any
 
 from dependency_injector import containers, providers
@@ -23,6 +24,7 @@ from workqueue.application.registry import KindCatalog
 from workqueue.domain import WorkQueue, WorkStore
 from workqueue.entrypoints.web.actions import WebActions
 from workqueue.entrypoints.web.app import create_app
+from workqueue.entrypoints.web.hosts import LOCAL_HOSTS
 from workqueue.entrypoints.web.overview import OverviewReader
 from workqueue.entrypoints.web.reads import WebServices
 from workqueue.entrypoints.worker.container import WorkerContainer
@@ -48,6 +50,8 @@ class WebContainer(containers.DeclarativeContainer):
     core = providers.DependenciesContainer()
     # The admin token (WORKQUEUE_WEB_TOKEN); None leaves the view read-only.
     token: providers.Object[SecretStr | None] = providers.Object(None)
+    # The hosts the view serves (workqueue.entrypoints.web.hosts.served_hosts).
+    allowed_hosts: providers.Object[Collection[str]] = providers.Object(LOCAL_HOSTS)
 
     overview = providers.Singleton(
         OverviewReader,
@@ -64,14 +68,21 @@ class WebContainer(containers.DeclarativeContainer):
         actions=providers.Callable(_actions, token, core.work_store, core.work_queue, core.catalog),
         schedules=core.schedules,
     )
-    app = providers.Singleton(create_app, services)
+    app = providers.Singleton(create_app, services, allowed_hosts=allowed_hosts)
 
 
-def build_web_container(core: WorkerContainer, *, token: SecretStr | None = None) -> WebContainer:
+def build_web_container(
+    core: WorkerContainer,
+    *,
+    token: SecretStr | None = None,
+    allowed_hosts: Collection[str] = LOCAL_HOSTS,
+) -> WebContainer:
     """A web container reading through ``core``'s providers; nothing in it is built yet.
 
     :param token: the admin token the actions need; without one the view is read-only.
+    :param allowed_hosts: the hosts the view serves; a request for another is a 400.
     """
     web = WebContainer(core=core)
     web.token.override(providers.Object(token))
+    web.allowed_hosts.override(providers.Object(allowed_hosts))
     return web

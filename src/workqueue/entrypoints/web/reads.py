@@ -9,15 +9,27 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from pydantic import JsonValue
 from starlette.requests import Request
 
-from workqueue.domain import Clock, WorkItem, WorkMonitor, WorkQueueError, WorkSchedule
+from workqueue.domain import (
+    LARGEST_ITEM_ID,
+    Clock,
+    WorkItem,
+    WorkMonitor,
+    WorkQueueError,
+    WorkSchedule,
+    unstorable_character,
+)
 from workqueue.entrypoints.schedule_report import schedule_document
-from workqueue.entrypoints.web.actions import WebActions
 from workqueue.entrypoints.web.overview import OverviewReader
 from workqueue.entrypoints.worker.schema import Schema
+
+if TYPE_CHECKING:
+    # Only a type here: the actions read LARGEST_ID from this module.
+    from workqueue.entrypoints.web.actions import WebActions
 
 __all__ = [
     "FAILURES_SHOWN",
@@ -44,7 +56,7 @@ FAILURES_SHOWN = 20
 MAX_LIMIT = 500
 """The largest ``limit`` a request may ask for."""
 
-LARGEST_ID = 2**63 - 1
+LARGEST_ID = LARGEST_ITEM_ID
 """The largest id a row can have (``bigint``); larger ones name no item."""
 
 
@@ -96,8 +108,15 @@ def int_param(request: Request, name: str, *, default: int, lowest: int, highest
 
 
 def kind_param(request: Request) -> str | None:
-    """The ``kind`` filter, None when absent or blank."""
+    """The ``kind`` filter, None when absent or blank.
+
+    :raises BadQueryError: if it holds what no kind can (a NUL character, which the
+        database would refuse to compare with).
+    """
     kind = request.query_params.get("kind", "").strip()
+    character = unstorable_character(kind)
+    if character is not None:
+        raise BadQueryError(f"kind must not contain {character}")
     return kind or None
 
 

@@ -22,6 +22,7 @@ from collections.abc import Iterator
 import uvicorn
 
 from workqueue.entrypoints.web.container import build_web_container
+from workqueue.entrypoints.web.hosts import served_hosts
 from workqueue.entrypoints.web.listen import ListenError
 from workqueue.entrypoints.web.settings import WebSettings
 from workqueue.entrypoints.worker.container import WorkerContainer, provide
@@ -72,7 +73,11 @@ async def serve_web(
     :raises DatabaseUnreachableError: if the database does not answer at start.
     :raises ListenError: if the address cannot be listened on.
     """
-    web = build_web_container(core, token=settings.web_token)
+    web = build_web_container(
+        core,
+        token=settings.web_token,
+        allowed_hosts=served_hosts(settings.web_host, settings.web_allowed_hosts),
+    )
     app = await provide(web.app)
     overview = await provide(web.overview)
     database = await provide(core.database)

@@ -7,11 +7,14 @@ over the environment.
 
 from __future__ import annotations
 
+import ipaddress
+import re
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, SecretStr, ValidationError, field_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic import AfterValidator, BeforeValidator, SecretStr, ValidationError, field_validator
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
+from workqueue.entrypoints.web.hosts import ANY_HOST, host_key
 from workqueue.entrypoints.worker.settings import (
     ENV_PREFIX,
     SettingsError,
@@ -40,6 +43,37 @@ def _checked_token(value: SecretStr | None) -> SecretStr | None:
 
 _Token = Annotated[SecretStr | None, AfterValidator(_checked_token)]
 
+# A host name or IPv4 address: dot-separated labels (after host_key: lower-case, no final dot).
+_HOST_NAME = re.compile(r"[a-z0-9_-]+(\.[a-z0-9_-]+)*")
+
+
+def _names(value: object) -> object:
+    """A comma-separated text as its names; anything else (a tuple given in code) as it is."""
+    return tuple(value.split(",")) if isinstance(value, str) else value
+
+
+def _is_ipv6(name: str) -> bool:
+    try:
+        ipaddress.IPv6Address(name)
+    except ValueError:
+        return False
+    return True
+
+
+def _checked_hosts(names: tuple[str, ...]) -> tuple[str, ...]:
+    keys = tuple(host_key(name.strip()) for name in names)
+    for key in keys:
+        if key != ANY_HOST and not _HOST_NAME.fullmatch(key) and not _is_ipv6(key):
+            raise ValueError(
+                "must be host names or addresses separated by commas, without ports, or *"
+            )
+    return keys
+
+
+_Hosts = Annotated[
+    tuple[str, ...], NoDecode, BeforeValidator(_names), AfterValidator(_checked_hosts)
+]
+
 
 class WebSettings(BaseSettings):
     """Where ``workqueue web`` listens."""
@@ -60,6 +94,10 @@ class WebSettings(BaseSettings):
     # Read by `workqueue web` (workqueue.entrypoints.web.actions): the admin token that the
     # cancel and requeue POSTs must carry. Unset: the view is read-only.
     web_token: _Token = None
+    # Read by `workqueue web` (workqueue.entrypoints.web.hosts): the names a request's Host
+    # header may carry besides the bound host and LOCAL_HOSTS, e.g. a proxy's public name;
+    # `*` serves any host. Empty by default: only the bound host and this machine's names.
+    web_allowed_hosts: _Hosts = ()
 
     @field_validator("web_host")
     @classmethod
