@@ -85,6 +85,20 @@ IN_MEMORY: dict[str, set[str]] = {
         "test_a_lease_of_an_unknown_item_is_lost",
         "test_the_answers_come_in_the_order_of_the_leases",
     },
+    "TestHeartbeatManyFencedByTheBatch": {
+        "test_each_lease_is_fenced_by_its_own_attempt_not_by_the_batchs",
+    },
+    "TestHeartbeatManyLeasesFor60s": {
+        "test_heartbeat_many_extends_each_lease_by_the_duration_it_is_given[17s]",
+        "test_heartbeat_many_extends_each_lease_by_the_duration_it_is_given[95s]",
+    },
+    "TestCompletionIgnoresTheStatus": {
+        "test_a_finished_item_never_changes_again[complete_and_claim_many-fail]",
+        "test_a_finished_item_never_changes_again[complete_and_claim_many-mark_cancelled]",
+    },
+    "TestCountsFinishedWithoutCancelled": {
+        "test_finished_counts_are_every_final_status_per_kind",
+    },
     "TestCancelsRunningItemsAtOnce": {
         "test_a_running_item_keeps_running_with_the_request_recorded",
     },
@@ -155,6 +169,13 @@ ON_POSTGRES: dict[str, set[str]] = {
     "TestNeverClaimsWaitingItems": {
         "test_an_item_with_a_delay_is_not_claimed_before_its_run_at",
         "test_concurrent_claimers_share_items_that_become_due_together",
+    },
+    "TestHeartbeatManyFencedByTheBatchOnPostgres": {
+        "test_each_lease_is_fenced_by_its_own_attempt_not_by_the_batchs",
+    },
+    "TestCompletionIgnoresTheStatusOnPostgres": {
+        "test_a_finished_item_never_changes_again[complete_and_claim_many-fail]",
+        "test_a_finished_item_never_changes_again[complete_and_claim_many-mark_cancelled]",
     },
     "TestClaimsManyInFifoOrder": {
         "test_complete_and_claim_many_claims_in_priority_order_among_due_items",

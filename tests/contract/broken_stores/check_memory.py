@@ -6,11 +6,14 @@ tests/contract/test_the_kit_fails_broken_stores.py runs each class on its own.
 
 from __future__ import annotations
 
+import pytest
 from stores import (
     CancelsInTwoSteps,
     CancelsRunningItemsAtOnce,
     ClaimsInTwoSteps,
     ClaimsWaitingItemsEarly,
+    CompletionIgnoresTheStatus,
+    CountsFinishedWithoutCancelled,
     CronCatchesUp,
     CronInUtc,
     CronOverlapsAlways,
@@ -22,6 +25,8 @@ from stores import (
     DueByTheNewestFinishAlone,
     EnqueueIfDueInTwoSteps,
     HeartbeatManyAnswersAsOne,
+    HeartbeatManyFencedByTheBatch,
+    HeartbeatManyLeasesFor60s,
     HeartbeatNeverAnswersCancel,
     IgnoresLeaseDuration,
     IgnoresPriority,
@@ -38,7 +43,8 @@ from stores import (
 from workqueue.adapters.memory import InMemoryState
 from workqueue.adapters.testing import FakeClock
 from workqueue.adapters.testing.contract import MemoryContractFixtures, WorkQueueContractSuite
-from workqueue.domain import WorkQueue, WorkStore
+from workqueue.adapters.testing.contract.monitoring import MonitoringContract, MonitoringFixtures
+from workqueue.domain import WorkMonitor, WorkQueue, WorkStore
 
 
 class TestIgnoresLeaseDuration(WorkQueueContractSuite, MemoryContractFixtures):
@@ -169,3 +175,26 @@ class TestSnoozeCountsAFailure(WorkQueueContractSuite, MemoryContractFixtures):
 class TestStallSpendsARetry(WorkQueueContractSuite, MemoryContractFixtures):
     def make_store(self, state: InMemoryState, clock: FakeClock) -> WorkStore:
         return StallSpendsARetry(state, clock)
+
+
+class TestHeartbeatManyFencedByTheBatch(WorkQueueContractSuite, MemoryContractFixtures):
+    def make_store(self, state: InMemoryState, clock: FakeClock) -> WorkStore:
+        return HeartbeatManyFencedByTheBatch(state, clock)
+
+
+class TestHeartbeatManyLeasesFor60s(WorkQueueContractSuite, MemoryContractFixtures):
+    def make_store(self, state: InMemoryState, clock: FakeClock) -> WorkStore:
+        return HeartbeatManyLeasesFor60s(state, clock)
+
+
+class TestCompletionIgnoresTheStatus(WorkQueueContractSuite, MemoryContractFixtures):
+    def make_store(self, state: InMemoryState, clock: FakeClock) -> WorkStore:
+        return CompletionIgnoresTheStatus(state, clock)
+
+
+class TestCountsFinishedWithoutCancelled(
+    MonitoringContract, MemoryContractFixtures, MonitoringFixtures
+):
+    @pytest.fixture
+    def monitor(self, state: InMemoryState) -> WorkMonitor:
+        return CountsFinishedWithoutCancelled(state)

@@ -14,9 +14,11 @@ from stores import (
     ClaimsManyInFifoOrder,
     ClaimsWaitingForLocks,
     ClaimsWithoutSkipLocked,
+    CompletionIgnoresTheStatusOnPostgres,
     EnqueueIfDueLockedInTheInsert,
     EnqueueIfDueWithoutTheLock,
     HeartbeatManyFencedByIdAlone,
+    HeartbeatManyFencedByTheBatchOnPostgres,
     NeverClaimsWaitingItems,
     NewestFirstIgnoresFilters,
     RetryLeftInTheClaimIndex,
@@ -27,7 +29,9 @@ from workqueue.adapters.testing.contract import (
     CancelContract,
     ClaimContract,
     CompleteAndClaimContract,
+    CompleteAndClaimManyContract,
     EnqueueIfDueContract,
+    FencingContract,
     HangGuard,
     HeartbeatManyContract,
     ListingContract,
@@ -104,3 +108,17 @@ class TestClaimsManyInFifoOrder(TimingContract, HangGuard, PostgresContractFixtu
 class TestRetryLeftInTheClaimIndex(RetryContract, HangGuard, PostgresContractFixtures):
     def make_store(self, pool: asyncpg.Pool, clock: FakeClock) -> WorkStore:
         return RetryLeftInTheClaimIndex(pool, clock)
+
+
+class TestHeartbeatManyFencedByTheBatchOnPostgres(
+    HeartbeatManyContract, FencingContract, HangGuard, PostgresContractFixtures
+):
+    def make_store(self, pool: asyncpg.Pool, clock: FakeClock) -> WorkStore:
+        return HeartbeatManyFencedByTheBatchOnPostgres(pool, clock)
+
+
+class TestCompletionIgnoresTheStatusOnPostgres(
+    CompleteAndClaimManyContract, FencingContract, HangGuard, PostgresContractFixtures
+):
+    def make_store(self, pool: asyncpg.Pool, clock: FakeClock) -> WorkStore:
+        return CompletionIgnoresTheStatusOnPostgres(pool, clock)

@@ -16,7 +16,7 @@ from zoneinfo import ZoneInfo
 
 from pydantic import JsonValue
 
-from workqueue.adapters.memory import InMemoryWorkQueue, InMemoryWorkStore
+from workqueue.adapters.memory import InMemoryWorkMonitor, InMemoryWorkQueue, InMemoryWorkStore
 from workqueue.adapters.memory.due import kind_is_due
 from workqueue.adapters.postgres import PostgresWorkQueue, PostgresWorkStore
 from workqueue.adapters.postgres.channel import CHANNEL
@@ -256,6 +256,70 @@ class HeartbeatManyAnswersAsOne(InMemoryWorkStore):
     ) -> list[HeartbeatAnswer]:
         answers = await super().heartbeat_many(beats, lease_duration=lease_duration)
         return [answers[0]] * len(answers)
+
+
+class HeartbeatManyFencedByTheBatch(InMemoryWorkStore):
+    """Fences a batch of heartbeats by "the item's attempt is one of the batch's", not
+    lease by lease: a lost lease beside a held one of the reclaimed attempt is held."""
+
+    async def heartbeat_many(
+        self,
+        beats: Sequence[tuple[Lease, JsonValue | ProgressSnapshot]],
+        *,
+        lease_duration: timedelta,
+    ) -> list[HeartbeatAnswer]:
+        attempts = {lease.attempt for lease, _ in beats}
+        answers = []
+        for lease, progress in beats:
+            item = self._state.items.get(lease.item_id)
+            fenced = lease
+            if item is not None and item.attempt in attempts:
+                fenced = Lease(lease.item_id, item.attempt)
+            answers.append(
+                await self.heartbeat(fenced, progress=progress, lease_duration=lease_duration)
+            )
+        return answers
+
+
+class HeartbeatManyLeasesFor60s(InMemoryWorkStore):
+    """Renews every lease of a batch for 60 s, whatever duration it is given."""
+
+    async def heartbeat_many(
+        self,
+        beats: Sequence[tuple[Lease, JsonValue | ProgressSnapshot]],
+        *,
+        lease_duration: timedelta,
+    ) -> list[HeartbeatAnswer]:
+        return await super().heartbeat_many(beats, lease_duration=FIXED_LEASE)
+
+
+class CompletionIgnoresTheStatus(InMemoryWorkStore):
+    """Completes a batch's leases by id and attempt alone: a late completion overwrites
+    an item that has failed or been cancelled meanwhile (under the same attempt)."""
+
+    async def complete_and_claim_many(
+        self,
+        completions: Sequence[LeaseProgress],
+        *,
+        kinds: Collection[str],
+        worker_id: str,
+        lease_duration: timedelta,
+    ) -> list[tuple[bool, WorkItem | None]]:
+        for lease, _ in completions:
+            item = self._state.items.get(lease.item_id)
+            if item is not None and item.attempt == lease.attempt and item.status.is_finished:
+                self._state.write(replace(item, status=WorkStatus.RUNNING))
+        return await super().complete_and_claim_many(
+            completions, kinds=kinds, worker_id=worker_id, lease_duration=lease_duration
+        )
+
+
+class CountsFinishedWithoutCancelled(InMemoryWorkMonitor):
+    """Counts the finished items of each kind, leaving the cancelled ones out."""
+
+    async def count_finished(self) -> dict[tuple[str, WorkStatus], int]:
+        counts = await super().count_finished()
+        return {key: count for key, count in counts.items() if key[1] is not WorkStatus.CANCELLED}
 
 
 class CancelsRunningItemsAtOnce(InMemoryWorkStore):
@@ -629,3 +693,56 @@ class EnqueueIfDueLockedInTheInsert(_EnqueueIfDueSql):
 
 # The lock EnqueueIfDueLockedInTheInsert takes is the real one, only in the wrong place.
 assert "pg_advisory_xact_lock(2003923044, hashtext($1))" in LOCK_PERIODIC_KIND
+
+
+class HeartbeatManyFencedByTheBatchOnPostgres(PostgresWorkStore):
+    """Fences a batch of heartbeats by "the row's attempt is one of the batch's", not
+    lease by lease (the PostgreSQL form of HeartbeatManyFencedByTheBatch)."""
+
+    async def heartbeat_many(
+        self,
+        beats: Sequence[tuple[Lease, JsonValue | ProgressSnapshot]],
+        *,
+        lease_duration: timedelta,
+    ) -> list[HeartbeatAnswer]:
+        statement = _SQL["heartbeat_many"].replace(
+            "AND item.attempt = beat.attempt::integer",
+            "AND item.attempt::text = ANY ($2::text[])",
+        )
+        assert statement != _SQL["heartbeat_many"]
+        ids, attempts, progress = lease_columns(beats)
+        now = self._clock.now()
+        rows = await self._connection.fetch(
+            statement, ids, attempts, now, now + lease_duration, progress
+        )
+        held = {row["id"] for row in rows}
+        return [
+            HeartbeatAnswer.HELD if lease.item_id in held else HeartbeatAnswer.LOST
+            for lease, _ in beats
+        ]
+
+
+class CompletionIgnoresTheStatusOnPostgres(PostgresWorkStore):
+    """Completes leases by id and attempt alone: a late completion overwrites a failed
+    or cancelled item (the PostgreSQL form of CompletionIgnoresTheStatus)."""
+
+    async def complete_and_claim_many(
+        self,
+        completions: Sequence[LeaseProgress],
+        *,
+        kinds: Collection[str],
+        worker_id: str,
+        lease_duration: timedelta,
+    ) -> list[tuple[bool, WorkItem | None]]:
+        ids, attempts, _ = lease_columns(completions)
+        await self._connection.execute(
+            "UPDATE work_items AS item SET status = 'running'"
+            " FROM unnest($1::text[], $2::text[]) AS lease(id, attempt)"
+            " WHERE item.id = lease.id::bigint AND item.attempt = lease.attempt::integer"
+            " AND item.status IN ('failed', 'cancelled')",
+            ids,
+            attempts,
+        )
+        return await super().complete_and_claim_many(
+            completions, kinds=kinds, worker_id=worker_id, lease_duration=lease_duration
+        )

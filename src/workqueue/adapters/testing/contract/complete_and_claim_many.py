@@ -18,6 +18,7 @@ from workqueue.adapters.testing.contract.steps import (
     LEASE,
     WORKER,
     a_lost_lease_beside_a_held_one,
+    a_lost_lease_beside_a_held_one_of_the_same_attempt,
     claim,
 )
 from workqueue.domain import EnqueueRequest, RunOutcome, WorkItem, WorkQueue, WorkStatus, WorkStore
@@ -67,6 +68,26 @@ class CompleteAndClaimManyContract:
                 lease_expires_at=None,
                 progress=progress,
             )
+
+    async def test_each_completion_is_fenced_by_its_own_attempt_not_by_the_batchs(
+        self, queue: WorkQueue, store: WorkStore, backdoor: Backdoor, clock: FakeClock
+    ) -> None:
+        stale, reclaimed, held = await a_lost_lease_beside_a_held_one_of_the_same_attempt(
+            queue, store, clock
+        )
+
+        answers = await store.complete_and_claim_many(
+            [(stale, {"from": "the old attempt"}), (held.lease, None)],
+            kinds=ALL_KINDS,
+            worker_id=WORKER,
+            lease_duration=LEASE,
+        )
+
+        assert [completed for completed, _ in answers] == [False, True]
+        assert await backdoor.read_item(reclaimed.id) == reclaimed
+        done = await backdoor.read_item(held.id)
+        assert done is not None
+        assert done.status is WorkStatus.SUCCEEDED
 
     async def test_a_lease_no_longer_held_is_not_completed_and_still_claims(
         self, queue: WorkQueue, store: WorkStore, backdoor: Backdoor, clock: FakeClock

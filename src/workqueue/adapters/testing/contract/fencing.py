@@ -81,7 +81,7 @@ class FencingContract:
 
         assert await backdoor.read_item(item.id) == released
 
-    @pytest.mark.parametrize("finish", ["complete", "fail"])
+    @pytest.mark.parametrize("finish", ["complete", "fail", "mark_cancelled"])
     @pytest.mark.parametrize("write", WRITES)
     async def test_a_finished_item_never_changes_again(
         self,

@@ -9,7 +9,12 @@ from pydantic import JsonValue
 from workqueue.adapters.testing.clock import FakeClock
 from workqueue.adapters.testing.contract.backdoor import Backdoor
 from workqueue.adapters.testing.contract.kinds import AlphaJob, BetaJob
-from workqueue.adapters.testing.contract.steps import LEASE, a_lost_lease_beside_a_held_one, claim
+from workqueue.adapters.testing.contract.steps import (
+    LEASE,
+    a_lost_lease_beside_a_held_one,
+    a_lost_lease_beside_a_held_one_of_the_same_attempt,
+    claim,
+)
 from workqueue.domain import (
     HeartbeatAnswer,
     Lease,
@@ -79,6 +84,21 @@ class HeartbeatManyContract:
             {"from": "the holder"},
             clock.now() + LEASE,
         )
+
+    async def test_each_lease_is_fenced_by_its_own_attempt_not_by_the_batchs(
+        self, queue: WorkQueue, store: WorkStore, backdoor: Backdoor, clock: FakeClock
+    ) -> None:
+        stale, reclaimed, held = await a_lost_lease_beside_a_held_one_of_the_same_attempt(
+            queue, store, clock
+        )
+        await clock.advance(3)
+
+        answers = await store.heartbeat_many(
+            [(stale, {"from": "the old attempt"}), (held.lease, None)], lease_duration=LEASE
+        )
+
+        assert answers == [HeartbeatAnswer.LOST, HeartbeatAnswer.HELD]
+        assert await backdoor.read_item(reclaimed.id) == reclaimed
 
     async def test_the_answers_come_in_the_order_of_the_leases(
         self, queue: WorkQueue, store: WorkStore

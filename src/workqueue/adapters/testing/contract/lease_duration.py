@@ -115,6 +115,58 @@ class LeaseDurationContract:
         assert claimed.lease_expires_at == clock.now() + duration
         assert await backdoor.read_item(following.id) == claimed
 
+    @pytest.mark.parametrize("duration", DURATIONS, ids=IDS)
+    async def test_heartbeat_many_extends_each_lease_by_the_duration_it_is_given(
+        self,
+        queue: WorkQueue,
+        store: WorkStore,
+        backdoor: Backdoor,
+        clock: FakeClock,
+        duration: timedelta,
+    ) -> None:
+        await queue.enqueue(AlphaJob(number=1))
+        await queue.enqueue(AlphaJob(number=2))
+        items = [await claim(store, lease=LEASE) for _ in range(2)]
+        await clock.advance(5)
+
+        answers = await store.heartbeat_many(
+            [(item.lease, None) for item in items], lease_duration=duration
+        )
+
+        assert all(answers)
+        for item in items:
+            stored = await backdoor.read_item(item.id)
+            assert stored is not None
+            assert stored.lease_expires_at == clock.now() + duration
+
+    @pytest.mark.parametrize("duration", DURATIONS, ids=IDS)
+    async def test_complete_and_claim_many_leases_the_next_items_for_the_duration_it_is_given(
+        self,
+        queue: WorkQueue,
+        store: WorkStore,
+        backdoor: Backdoor,
+        clock: FakeClock,
+        duration: timedelta,
+    ) -> None:
+        for number in range(4):
+            await queue.enqueue(AlphaJob(number=number))
+        running = [await claim(store) for _ in range(2)]
+        await clock.advance(3)
+
+        answers = await store.complete_and_claim_many(
+            [(item.lease, None) for item in running],
+            kinds=ALL_KINDS,
+            worker_id=WORKER,
+            lease_duration=duration,
+        )
+
+        claimed = [item for _, item in answers]
+        assert len(claimed) == 2
+        for item in claimed:
+            assert item is not None
+            assert item.lease_expires_at == clock.now() + duration
+            assert await backdoor.read_item(item.id) == item
+
     async def test_each_item_expires_by_its_own_lease(
         self, queue: WorkQueue, store: WorkStore, clock: FakeClock
     ) -> None:

@@ -194,6 +194,7 @@ class MonitoringContract:
             await _finished(backdoor, clock, ALPHA, WorkStatus.SUCCEEDED)
         await _finished(backdoor, clock, ALPHA, WorkStatus.FAILED)
         await _finished(backdoor, clock, GAMMA, WorkStatus.FAILED)
+        await _finished(backdoor, clock, GAMMA, WorkStatus.CANCELLED)
 
         counts = await monitor.count_finished()
 
@@ -201,6 +202,7 @@ class MonitoringContract:
             (ALPHA, WorkStatus.SUCCEEDED): 2,
             (ALPHA, WorkStatus.FAILED): 1,
             (GAMMA, WorkStatus.FAILED): 1,
+            (GAMMA, WorkStatus.CANCELLED): 1,
         }
         assert all(type(status) is WorkStatus for _, status in counts)
 

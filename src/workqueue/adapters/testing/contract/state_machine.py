@@ -39,6 +39,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, ClassVar, TypeVar
 
+from hypothesis import assume
 from hypothesis import settings as Settings
 from hypothesis import strategies as st
 from hypothesis.stateful import (
@@ -388,6 +389,46 @@ class StoreRules(RuleBasedStateMachine):
             self.subject.store.heartbeat(lease, progress=progress, lease_duration=duration)
         )
         assert held == self.model.heartbeat(lease, progress, self.now, duration)
+
+    # The batch calls a worker's lanes make: the model answers each lease of the
+    # batch as the single call would, in turn.
+    @rule(first=leases, second=leases, progress=PROGRESS, duration=LEASES)
+    def heartbeat_many(
+        self, first: Lease, second: Lease, progress: JsonValue, duration: timedelta
+    ) -> None:
+        assume(first.item_id != second.item_id)  # a worker holds one lease per item
+        answers = self.run(
+            self.subject.store.heartbeat_many(
+                [(first, progress), (second, None)], lease_duration=duration
+            )
+        )
+        assert answers == [
+            self.model.heartbeat(first, progress, self.now, duration),
+            self.model.heartbeat(second, None, self.now, duration),
+        ]
+
+    @rule(
+        first=leases,
+        second=leases,
+        kinds=st.sets(st.sampled_from(KINDS)),
+        duration=LEASES,
+    )
+    def complete_and_claim_many(
+        self, first: Lease, second: Lease, kinds: set[str], duration: timedelta
+    ) -> None:
+        assume(first.item_id != second.item_id)  # a worker holds one lease per item
+        answers = self.run(
+            self.subject.store.complete_and_claim_many(
+                [(first, {"lane": 1}), (second, None)],
+                kinds=sorted(kinds),
+                worker_id="w5",
+                lease_duration=duration,
+            )
+        )
+        assert answers == [
+            self.model.complete_and_claim(first, {"lane": 1}, kinds, "w5", self.now, duration),
+            self.model.complete_and_claim(second, None, kinds, "w5", self.now, duration),
+        ]
 
     # One rule per way a run ends (each drawn as often as when they were four writes),
     # all through the one write, finish.

@@ -86,9 +86,45 @@ async def a_lost_lease_beside_a_held_one(
     return stale, reclaimed, await claim(store)
 
 
+async def a_lost_lease_beside_a_held_one_of_the_same_attempt(
+    queue: WorkQueue, store: WorkStore, clock: FakeClock
+) -> tuple[Lease, WorkItem, WorkItem]:
+    """A first attempt's lease, lost to a reclaim, and another item held by its second.
+
+    A batch of the two holds the attempt numbers 1 and 2, and so does the lost
+    lease's row: a store that fences a batch by "its id and its attempt are among
+    the batch's" instead of row by row takes the lost lease for a held one.
+
+    :returns: the lost lease, its item as reclaimed, and the held item (attempt 2).
+    """
+    await queue.enqueue(AlphaJob(number=1))
+    await queue.enqueue(AlphaJob(number=2))
+    first, second = await claim(store), await claim(store)
+    await expire_the_lease(clock)
+    assert (await store.recover_expired(max_stalls=MAX_STALLS)).requeued == [first.id, second.id]
+    reclaimed, held = await claim(store), await claim(store)
+    assert (reclaimed.id, held.id, held.attempt) == (first.id, second.id, 2)
+    return first.lease, reclaimed, held
+
+
 async def lease_held(heartbeat: Awaitable[HeartbeatAnswer]) -> bool:
     """Whether the heartbeat found its lease held: what the fencing tests ask of every write."""
     return bool(await heartbeat)
+
+
+async def _first_held(heartbeats: Awaitable[list[HeartbeatAnswer]]) -> bool:
+    (answer,) = await heartbeats
+    return bool(answer)
+
+
+async def _completed(completion: Awaitable[tuple[bool, WorkItem | None]]) -> bool:
+    held, _ = await completion
+    return held
+
+
+async def _first_completed(completions: Awaitable[list[tuple[bool, WorkItem | None]]]) -> bool:
+    ((held, _),) = await completions
+    return held
 
 
 LeasedWrite = Callable[[WorkStore, Lease], Awaitable[bool]]
@@ -104,6 +140,29 @@ LEASED_WRITES: dict[str, LeasedWrite] = {
     "release": lambda store, lease: store.finish(lease, RunOutcome.released({"from": "release"})),
     "mark_cancelled": lambda store, lease: store.finish(
         lease, RunOutcome.cancelled({"from": "mark_cancelled"})
+    ),
+    # The calls that write under several leases at once, given one: each lease in
+    # them is fenced as the single calls fence it. The completions claim nothing
+    # (no kinds), so what they write is their lease's alone.
+    "heartbeat_many": lambda store, lease: _first_held(
+        store.heartbeat_many([(lease, {"from": "heartbeat_many"})], lease_duration=LEASE)
+    ),
+    "complete_and_claim": lambda store, lease: _completed(
+        store.complete_and_claim(
+            lease,
+            progress={"from": "complete_and_claim"},
+            kinds=(),
+            worker_id=WORKER,
+            lease_duration=LEASE,
+        )
+    ),
+    "complete_and_claim_many": lambda store, lease: _first_completed(
+        store.complete_and_claim_many(
+            [(lease, {"from": "complete_and_claim_many"})],
+            kinds=(),
+            worker_id=WORKER,
+            lease_duration=LEASE,
+        )
     ),
 }
 """Every write fenced by a lease, by name, each leaving a trace if it lands."""
