@@ -14,7 +14,7 @@ from workqueue.domain.cancel import (
 )
 from workqueue.domain.claim_order import claim_order, is_claimable, next_claimable, next_run_at
 from workqueue.domain.clock import Clock
-from workqueue.domain.cron import CRON_ALIASES, CronCalendar
+from workqueue.domain.cron import CRON_ALIASES, CronCalendar, time_zone
 from workqueue.domain.dedup import MAX_DEDUP_KEY_LENGTH, check_dedup_key
 from workqueue.domain.errors import (
     EnqueueFailedError,
@@ -159,5 +159,6 @@ __all__ = [
     "spelled_out",
     "stalled_error",
     "superseded_error",
+    "time_zone",
     "unstorable_character",
 ]

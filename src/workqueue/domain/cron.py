@@ -30,7 +30,7 @@ from cronsim import CronSim, CronSimError
 
 from workqueue.domain.errors import InvalidScheduleError
 
-__all__ = ["CRON_ALIASES", "CronCalendar"]
+__all__ = ["CRON_ALIASES", "CronCalendar", "time_zone"]
 
 CRON_ALIASES: Final = {
     "@yearly": "0 0 1 1 *",
@@ -90,9 +90,17 @@ class CronCalendar:
         return CRON_ALIASES.get(text.lower(), text)
 
     def _zone(self) -> ZoneInfo:
-        if not isinstance(self.timezone, str):
-            raise InvalidScheduleError(f"time zone must be an IANA name, not {self.timezone!r}")
-        try:
-            return ZoneInfo(self.timezone)
-        except (ZoneInfoNotFoundError, ValueError):
-            raise InvalidScheduleError(f"unknown time zone {self.timezone!r}") from None
+        return time_zone(self.timezone)
+
+
+def time_zone(name: object) -> ZoneInfo:
+    """The IANA time zone ``name`` (``Europe/Paris``).
+
+    :raises InvalidScheduleError: if ``name`` is not text or names no zone.
+    """
+    if not isinstance(name, str):
+        raise InvalidScheduleError(f"time zone must be an IANA name, not {name!r}")
+    try:
+        return ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError):
+        raise InvalidScheduleError(f"unknown time zone {name!r}") from None

@@ -61,11 +61,11 @@ def _next(schedule: WorkSchedule, turn: ScheduleTurn, now: datetime) -> str:
     due = schedule.next_due(now, newest=turn.newest, fired_at=turn.fired_at)
     if due is None:
         return "an interval after its last item finishes"
+    if due > now:
+        return str(iso_timestamp(due))
     if due == now:
         return "now"
-    if due < now:
-        return f"now (due since {iso_timestamp(due)})"
-    return str(iso_timestamp(due))
+    return f"now (due since {iso_timestamp(due)})"
 
 
 def _last(turn: ScheduleTurn) -> str:

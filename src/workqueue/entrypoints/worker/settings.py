@@ -29,7 +29,7 @@ from workqueue.application import (
     DEFAULT_MAX_STALLS,
     DEFAULT_POLL_INTERVAL,
 )
-from workqueue.domain import CronCalendar, WorkQueueError, unstorable_character
+from workqueue.domain import CronCalendar, WorkQueueError, time_zone, unstorable_character
 from workqueue.entrypoints.worker.durations import PositiveDuration, seconds_text
 from workqueue.entrypoints.worker.handlers import DEFAULT_DELETE_BATCH_SIZE
 
@@ -189,7 +189,7 @@ def _cron_or_none(value: str | None) -> str | None:
 
 
 def _known_time_zone(value: str) -> str:
-    CronCalendar("@daily", value)  # raises InvalidScheduleError, a ValueError
+    time_zone(value)  # raises InvalidScheduleError, a ValueError
     return value
 
 
