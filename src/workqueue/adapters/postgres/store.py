@@ -20,6 +20,7 @@ Two mechanisms are PostgreSQL's own:
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Awaitable, Callable, Collection, Sequence
 from datetime import datetime, timedelta
 from typing import TypeVar
@@ -59,6 +60,10 @@ _DEDUP_INDEX = "work_items_queued_dedup_key"
 # Each rerun of a release or recovery statement follows an enqueue that committed
 # a twin in between; more than a few in a row means something else is wrong.
 _MAX_DEDUP_RACES = 5
+# A claim ended by PostgreSQL to break a deadlock is run again; a few in a row at most.
+_MAX_DEADLOCKS = 5
+
+logger = logging.getLogger("workqueue.postgres")
 
 T = TypeVar("T")
 
@@ -273,8 +278,8 @@ class PostgresWorkStore(WorkStore):  # pragma: no mutate block
             return []
         ids, attempts, progress = lease_columns(completions)
         now = self._clock.now()
-        with connection_loss_as_unavailable():
-            rows = await self._connection.fetch(
+        rows = await _rerun_on_deadlock(
+            lambda: self._connection.fetch(
                 _SQL["complete_and_claim_many"],
                 [kind_name(kind) for kind in kinds],
                 worker_id,
@@ -285,6 +290,7 @@ class PostgresWorkStore(WorkStore):  # pragma: no mutate block
                 progress,
                 len(completions),
             )
+        )
         held = {int(item_id) for item_id in rows[0]["completed"]}
         if rows[0]["undelay"]:
             await self._undelay(now)
@@ -307,8 +313,8 @@ class PostgresWorkStore(WorkStore):  # pragma: no mutate block
     ) -> tuple[bool, WorkItem | None]:
         """Run the claim statement: complete the lease given, if any, and claim."""
         now = self._clock.now()
-        with connection_loss_as_unavailable():
-            row = await self._connection.fetchrow(
+        row = await _rerun_on_deadlock(
+            lambda: self._connection.fetchrow(
                 _SQL["claim"],
                 names,
                 worker_id,
@@ -318,6 +324,7 @@ class PostgresWorkStore(WorkStore):  # pragma: no mutate block
                 attempt,
                 progress,
             )
+        )
         assert row is not None  # the statement always returns its one row
         if row["undelay"]:
             await self._undelay(now)
@@ -426,6 +433,33 @@ class PostgresWorkStore(WorkStore):  # pragma: no mutate block
         with connection_loss_as_unavailable():
             rows = await self._connection.fetch(_SQL["count_by_kind_and_status"])
         return {(row["kind"], WorkStatus(row["status"])): row["items"] for row in rows}
+
+
+async def _rerun_on_deadlock(
+    statement: Callable[[], Awaitable[T]],
+) -> T:  # pragma: no mutate block
+    """Run a claim ``statement``, again if PostgreSQL ended it to break a deadlock.
+
+    A claim that also completes a lease can deadlock with another worker's: each
+    statement's claim may keep a lock on a row it passed over (one a concurrent
+    claim had just taken, which no longer matched once re-read), and each one's
+    completion waits for a row the other so holds. PostgreSQL aborts one of them
+    whole (nothing of it is written), so it is simply run again.
+
+    :raises asyncpg.DeadlockDetectedError: if that happens more than
+        :data:`_MAX_DEADLOCKS` times in a row.
+    :raises StoreUnavailableError: if the database cannot be reached.
+    """
+    deadlocks = 0
+    while True:
+        try:
+            with connection_loss_as_unavailable():
+                return await statement()
+        except asyncpg.DeadlockDetectedError:
+            deadlocks += 1
+            if deadlocks > _MAX_DEADLOCKS:
+                raise
+            logger.info("a claim was ended to break a deadlock; running it again")
 
 
 async def _rerun_on_dedup_race(
