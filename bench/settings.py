@@ -55,6 +55,15 @@ class BenchSettings:
     busy_workers: int = 4
     busy_heartbeat_interval: float = 0.02
     busy_neighbours: int = 40
+    # C1-C2 (``--only churn``, not in a full run: 20 minutes a run): a steady
+    # producer at churn_rate jobs/s and one worker at churn_lanes lanes for
+    # churn_seconds; in C2 a transaction sits idle from churn_hold_at for
+    # churn_hold_seconds.
+    churn_seconds: float = 600.0
+    churn_rate: int = 1_500
+    churn_lanes: int = 64
+    churn_hold_at: float = 240.0
+    churn_hold_seconds: float = 120.0
 
 
 def full_settings() -> BenchSettings:
@@ -81,4 +90,7 @@ def quick_settings() -> BenchSettings:
         purge_rows=100_000,
         busy_items=4,
         busy_seconds=0.5,
+        churn_seconds=60.0,
+        churn_hold_at=20.0,
+        churn_hold_seconds=20.0,
     )
