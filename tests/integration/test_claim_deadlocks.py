@@ -69,7 +69,7 @@ async def deadlocked_once(
         await other.close()
         await observer.close()
 
-    assert "a claim was ended to break a deadlock; running it again" in caplog.messages
+    assert "a statement was ended by DeadlockDetectedError; running it again" in caplog.messages
     # Run again while the other transaction held the queued item, the claim passed
     # over it; the completion went through once that transaction ended.
     assert (completed, claimed) == (True, None)

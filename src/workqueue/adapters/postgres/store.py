@@ -57,11 +57,10 @@ __all__ = ["PostgresWorkStore", "cancel_outcome", "recovered_list"]
 
 _SQL = load_statements("store.sql")
 _DEDUP_INDEX = "work_items_queued_dedup_key"
-# Each rerun of a release or recovery statement follows an enqueue that committed
-# a twin in between; more than a few in a row means something else is wrong.
-_MAX_DEDUP_RACES = 5
-# A claim ended by PostgreSQL to break a deadlock is run again; a few in a row at most.
-_MAX_DEADLOCKS = 5
+# A statement is run again after a race it cannot avoid: a release or recovery
+# after an enqueue committed a twin under it, a claim after PostgreSQL ended it to
+# break a deadlock. More than a few in a row means something else is wrong.
+_MAX_RERUNS = 5
 
 logger = logging.getLogger("workqueue.postgres")
 
@@ -447,19 +446,10 @@ async def _rerun_on_deadlock(
     whole (nothing of it is written), so it is simply run again.
 
     :raises asyncpg.DeadlockDetectedError: if that happens more than
-        :data:`_MAX_DEADLOCKS` times in a row.
+        :data:`_MAX_RERUNS` times in a row.
     :raises StoreUnavailableError: if the database cannot be reached.
     """
-    deadlocks = 0
-    while True:
-        try:
-            with connection_loss_as_unavailable():
-                return await statement()
-        except asyncpg.DeadlockDetectedError:
-            deadlocks += 1
-            if deadlocks > _MAX_DEADLOCKS:
-                raise
-            logger.info("a claim was ended to break a deadlock; running it again")
+    return await _rerun(statement, lambda error: isinstance(error, asyncpg.DeadlockDetectedError))
 
 
 async def _rerun_on_dedup_race(
@@ -468,15 +458,32 @@ async def _rerun_on_dedup_race(
     """Run ``statement``, again if an enqueue committed a queued twin under it.
 
     :raises asyncpg.UniqueViolationError: if that happens more than
-        :data:`_MAX_DEDUP_RACES` times in a row.
+        :data:`_MAX_RERUNS` times in a row.
     :raises StoreUnavailableError: if the database cannot be reached.
     """
-    races = 0
+    return await _rerun(
+        statement,
+        lambda error: (
+            isinstance(error, asyncpg.UniqueViolationError)
+            and error.constraint_name == _DEDUP_INDEX
+        ),
+    )
+
+
+async def _rerun(
+    statement: Callable[[], Awaitable[T]], again: Callable[[asyncpg.PostgresError], bool]
+) -> T:  # pragma: no mutate block
+    """Run ``statement``, again after each error ``again`` accepts, :data:`_MAX_RERUNS` at most.
+
+    :raises StoreUnavailableError: if the database cannot be reached.
+    """
+    reruns = 0
     while True:
         try:
             with connection_loss_as_unavailable():
                 return await statement()
-        except asyncpg.UniqueViolationError as error:
-            races += 1
-            if error.constraint_name != _DEDUP_INDEX or races > _MAX_DEDUP_RACES:
+        except asyncpg.PostgresError as error:
+            reruns += 1
+            if not again(error) or reruns > _MAX_RERUNS:
                 raise
+            logger.info("a statement was ended by %s; running it again", type(error).__name__)
