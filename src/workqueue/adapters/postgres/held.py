@@ -173,7 +173,7 @@ class HeldConnection:  # pragma: no mutate block
             self._timer = None
 
 
-def _taken_back(connection: PoolConnectionProxy) -> bool:  # pragma: no mutate
+def _taken_back(connection: PoolConnectionProxy) -> bool:  # pragma: no mutate block
     """Whether the pool took ``connection`` back (it closed), so it can no longer be used."""
     try:
         return connection.is_closed()

@@ -50,7 +50,7 @@ def payload_file_text(path: str, kind: str) -> str:
     try:
         if path == "-":
             return sys.stdin.read()
-        return Path(path).read_text(encoding="utf-8")
+        return Path(path).read_bytes().decode()  # UTF-8, whatever the locale says
     except (OSError, UnicodeDecodeError) as error:
         reason = error.strerror if isinstance(error, OSError) else "not UTF-8 text"
         raise InvalidPayloadError(
