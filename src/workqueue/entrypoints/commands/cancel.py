@@ -20,7 +20,19 @@ from workqueue.domain import (
 from workqueue.entrypoints.exit_status import ExitStatus
 from workqueue.entrypoints.worker.container import WorkerContainer, provide
 
-__all__ = ["cancel_item", "cancel_line", "finished_status", "requeue_item", "requeue_line"]
+__all__ = [
+    "cancel_item",
+    "cancel_line",
+    "finished_status",
+    "no_item_line",
+    "requeue_item",
+    "requeue_line",
+]
+
+
+def no_item_line(item_id: int) -> str:
+    """The one line a cancel or a requeue of an id no item has prints."""
+    return f"nothing to do: no item {item_id}"
 
 
 def cancel_line(item_id: int, outcome: CancelOutcome, status: str) -> str:
@@ -39,7 +51,7 @@ def cancel_line(item_id: int, outcome: CancelOutcome, status: str) -> str:
         return f"nothing to do: a cancel of item {item_id} was already requested"
     if outcome is CancelOutcome.FINISHED:
         return f"nothing to do: item {item_id} already finished ({status})"
-    return f"nothing to do: no item {item_id}"
+    return no_item_line(item_id)
 
 
 async def finished_status(store: WorkStore, item_id: int) -> str:
@@ -77,7 +89,7 @@ def requeue_line(item_id: int, result: RequeueResult) -> str:
         )
     if outcome is RequeueOutcome.REFUSED:
         return f"nothing to do: item {item_id} is {status}; only failed or cancelled items requeue"
-    return f"nothing to do: no item {item_id}"
+    return no_item_line(item_id)
 
 
 async def requeue_item(container: WorkerContainer, out: TextIO, *, item_id: int) -> ExitStatus:

@@ -43,7 +43,12 @@ from workqueue.domain import (
     cancel_reason_text,
     unstorable_character,
 )
-from workqueue.entrypoints.commands.cancel import cancel_line, finished_status, requeue_line
+from workqueue.entrypoints.commands.cancel import (
+    cancel_line,
+    finished_status,
+    no_item_line,
+    requeue_line,
+)
 from workqueue.entrypoints.web.reads import LARGEST_ID
 
 __all__ = [
@@ -161,7 +166,7 @@ def _answer_before_writing(verb: str, item_id: int, reason: str) -> tuple[str, i
     """The answer to a request the database must not see, or None to go on."""
     if item_id > LARGEST_ID:
         # No row has it: ids are bigint, and the database would refuse it as an argument.
-        return _sentence(cancel_line(item_id, CancelOutcome.UNKNOWN, "")), 404
+        return _sentence(no_item_line(item_id)), 404
     character = unstorable_character(reason)
     if verb == "cancel" and character is not None:
         return f"Refused: the reason contains {character}, which the database cannot store.", 400
