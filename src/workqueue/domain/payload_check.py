@@ -165,35 +165,53 @@ def checked_payloads_json(payloads: Sequence[WorkPayload]) -> list[dict[str, Any
     by one with :func:`checked_payload_json`, which finds the first problem in order
     and says what it is.
 
+    A batch that passes is measured last: the payloads of a model whose JSON
+    together is larger than one payload of it may be are measured one by one, in
+    order, and the first too large is refused (nothing else is wrong with the
+    batch by then, so it is the one separate checks would refuse).
+
     :raises InvalidPayloadError: as :func:`checked_payload_json` does, for the first
         payload it refuses.
     """
-    stored = _checked_together(payloads)
-    if stored is None:
+    together = _checked_together(payloads)
+    if together is None:
         return [checked_payload_json(payload) for payload in payloads]
+    stored, measured = together
+    for payload, payload_json in zip(payloads, stored, strict=True):
+        model = type(payload)
+        if model in measured:
+            _check_size(model, len(to_json(payload_json)))
     return stored
 
 
-def _checked_together(payloads: Sequence[WorkPayload]) -> list[dict[str, Any]] | None:
-    """What :func:`checked_payloads_json` returns, or None to check the batch one by one."""
+def _checked_together(
+    payloads: Sequence[WorkPayload],
+) -> tuple[list[dict[str, Any]], set[type[WorkPayload]]] | None:
+    """What :func:`checked_payloads_json` returns and the models whose payloads are to be
+    measured one by one, or None to check the batch one by one."""
     stored_by_model = {}
+    measured = set()
     for model in {type(payload) for payload in payloads}:
-        stored = _checked_alike(model, [payload for payload in payloads if type(payload) is model])
-        if stored is None:
+        alike = _checked_alike(model, [payload for payload in payloads if type(payload) is model])
+        if alike is None:
             return None
+        stored, size = alike
         stored_by_model[model] = iter(stored)
-    return [next(stored_by_model[type(payload)]) for payload in payloads]
+        # Only a speed-up: measuring every model's payloads would say the same.
+        if size > model.max_payload_bytes:  # pragma: no mutate
+            measured.add(model)
+    return [next(stored_by_model[type(payload)]) for payload in payloads], measured
 
 
 def _checked_alike(
     model: type[WorkPayload], payloads: list[WorkPayload]
-) -> list[dict[str, Any]] | None:
-    """The stored JSON of ``payloads``, all of exactly ``model``, or None.
+) -> tuple[list[dict[str, Any]], int] | None:
+    """The stored JSON of ``payloads``, all of exactly ``model``, and its size, or None.
 
-    The steps of :func:`checked_payload_json`, each over the whole list. None when
-    one of them fails (whatever it raises: one by one, an earlier payload may be
-    refused first), when validating makes an object of another class, when a
-    payload might hold text no store can hold, or when one is too large.
+    The steps of :func:`checked_payload_json`, each over the whole list, but the
+    size of each. None when one of them fails (whatever it raises: one by one, an
+    earlier payload may be refused first), when validating makes an object of
+    another class, or when a payload might hold text no store can hold.
     """
     try:
         if not _checked_by_pydantic(model):
@@ -215,12 +233,7 @@ def _checked_alike(
     except Exception:
         # Whatever it was, the one-by-one check says what went wrong, and for which.
         return None
-    limit = model.max_payload_bytes
-    if len(text) > limit and any(len(to_json(each)) > limit for each in stored):
-        # One is too large (each is measured only when the whole batch is): the
-        # one-by-one check says which, after what comes before it.
-        return None
-    return stored
+    return stored, len(text)
 
 
 # Each model is looked at once. The cached functions only pass the model on, so

@@ -16,6 +16,7 @@ from workqueue.domain import (
     InvalidPayloadError,
     WorkPayload,
 )
+from workqueue.domain.payload_check import checked_payloads_json
 
 
 class Note(WorkPayload):
@@ -107,3 +108,37 @@ async def test_a_batch_larger_than_one_payload_may_be_is_taken_when_each_is_smal
     results = await queue.enqueue_many(requests)
 
     assert [state.items[r.id].payload for r in results] == [{"text": "x" * 19}] * 10
+
+
+class TestCheckingABatchTogether:
+    """The batch check (what the PostgreSQL queues run for ``enqueue_many``)."""
+
+    def test_the_first_payload_too_large_in_order_is_refused(self) -> None:
+        batch = [Note(text="a"), Note(text="x" * 20), Note(text="x" * 21)]
+
+        with pytest.raises(InvalidPayloadError) as refused:
+            checked_payloads_json(batch)
+
+        assert str(refused.value).endswith(
+            ": its JSON is 31 bytes, more than the 30 its model takes (max_payload_bytes)"
+        )
+
+    def test_payloads_of_the_largest_size_pass_however_large_the_batch(self) -> None:
+        batch = [Note(text="x" * 19)] * 10
+
+        assert checked_payloads_json(batch) == [{"text": "x" * 19}] * 10
+
+    def test_an_earlier_mistake_of_another_model_comes_first(self) -> None:
+        batch = [Parcel.model_construct(count="many"), Note(text="x" * 20)]
+
+        with pytest.raises(InvalidPayloadError, match="count: "):
+            checked_payloads_json(batch)
+
+    def test_a_model_whose_payloads_are_small_is_not_refused_beside_one_too_large(
+        self,
+    ) -> None:
+        batch = [Parcel(label="p"), Note(text="x" * 20)]
+
+        with pytest.raises(InvalidPayloadError, match="its JSON is 31 bytes"):
+            checked_payloads_json(batch)
+        assert checked_payloads_json(batch[:1]) == [Parcel(label="p").to_json()]
