@@ -11,7 +11,7 @@ from web_world import HOST, WebWorld
 
 from workqueue.domain import TokenCleanup, WorkStatus
 from workqueue.entrypoints.web.app import SECURITY_HEADERS
-from workqueue.entrypoints.web.hosts import LOCAL_HOSTS, AllowedHosts, served_hosts
+from workqueue.entrypoints.web.hosts import LOCAL_HOSTS, AllowedHosts, host_name, served_hosts
 
 TOKEN = "an-admin-token-of-some-length"
 REFUSED = (
@@ -180,21 +180,54 @@ class TestWhichHostsAreServed:
         assert served_hosts("Admin.Example.", ()) == {"admin.example", *LOCAL_HOSTS}
 
 
-async def test_a_lifespan_event_has_no_host_and_passes_through() -> None:
-    seen: list[str] = []
+async def receive_nothing() -> Message:
+    return {"type": "lifespan.startup"}
+
+
+async def send_nothing(message: Message) -> None:
+    raise AssertionError(f"nothing is sent: {message}")
+
+
+@pytest.mark.parametrize(
+    ("scope", "hosts"),
+    [
+        pytest.param({"type": "lifespan"}, (), id="a lifespan event, which has no host"),
+        pytest.param(
+            {"type": "http", "headers": [(b"host", b"view:8080")]}, ("view",), id="a served host"
+        ),
+        pytest.param(
+            {"type": "http", "headers": [(b"host", b"anything")]}, ("*",), id="any host served"
+        ),
+    ],
+)
+async def test_what_passes_goes_on_to_the_app_with_its_receive_and_send(
+    scope: Scope, hosts: tuple[str, ...]
+) -> None:
+    seen: list[tuple[str, Receive, Send]] = []
 
     async def app(scope: Scope, receive: Receive, send: Send) -> None:
-        seen.append(scope["type"])
+        seen.append((scope["type"], receive, send))
 
-    async def receive() -> Message:
-        return {"type": "lifespan.startup"}
+    await AllowedHosts(app, hosts=hosts)(scope, receive_nothing, send_nothing)
 
-    async def send(message: Message) -> None:
-        raise AssertionError(f"nothing is sent: {message}")
+    assert seen == [(scope["type"], receive_nothing, send_nothing)]
 
-    await AllowedHosts(app, hosts=())({"type": "lifespan"}, receive, send)
 
-    assert seen == ["lifespan"]
+@pytest.mark.parametrize(
+    ("header", "name"),
+    [
+        ("view", "view"),
+        ("View.Example.:8080", "view.example"),
+        ("[::1]", "::1"),
+        ("[::1]:8080", "::1"),
+        ("[::1", ""),
+        ("[::1]]", ""),
+        ("[::1]x", ""),
+        ("", ""),
+    ],
+)
+def test_a_host_header_names_its_host_without_port_or_brackets(header: str, name: str) -> None:
+    assert host_name(header) == name
 
 
 async def test_a_request_without_a_host_header_is_refused(

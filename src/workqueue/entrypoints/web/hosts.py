@@ -17,7 +17,6 @@ from __future__ import annotations
 import logging
 from collections.abc import Collection, Iterable
 
-from starlette.datastructures import Headers
 from starlette.responses import PlainTextResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
@@ -58,8 +57,10 @@ def host_key(name: str) -> str:
 def host_name(header: str) -> str:
     """The host a ``Host`` header names, as :func:`host_key` writes it; "" if malformed."""
     if header.startswith("["):
-        address, closed, _ = header[1:].partition("]")
-        return host_key(address) if closed else ""
+        address, closed, port = header[1:].partition("]")
+        # "[address]" or "[address]:port", nothing else.
+        well_formed = closed and (not port or port.startswith(":"))
+        return host_key(address) if well_formed else ""
     return host_key(header.partition(":")[0])
 
 
@@ -79,7 +80,7 @@ class AllowedHosts:
         if scope["type"] == "lifespan":  # no request, no host
             await self._app(scope, receive, send)
             return
-        header = Headers(scope=scope).get("host", "")
+        header = _host_header(scope)
         if ANY_HOST in self._hosts or host_name(header) in self._hosts:
             await self._app(scope, receive, send)
             return
@@ -88,4 +89,14 @@ class AllowedHosts:
             "(WORKQUEUE_WEB_ALLOWED_HOSTS)",
             header[:_LOGGED_HOST],
         )
-        await PlainTextResponse(REFUSED, status_code=400)(scope, receive, send)
+        # A plain response reads nothing of the request (receive is handed on unused).
+        await PlainTextResponse(REFUSED, status_code=400)(scope, receive, send)  # pragma: no mutate
+
+
+def _host_header(scope: Scope) -> str:
+    """The request's ``Host`` header, "" when it has none (ASGI lower-cases header names)."""
+    for name, value in scope["headers"]:
+        if name == b"host":
+            text: str = value.decode("latin-1")
+            return text
+    return ""
