@@ -115,3 +115,29 @@ async def test_a_worker_takes_a_noted_signal_as_one_during_its_start_up(
 
     assert given is signal.SIGTERM
     assert world.state.items == {}
+
+
+class HandlerSeen:
+    """A container factory that notes the SIGTERM handler in place when it is called."""
+
+    def __init__(self) -> None:
+        self.handler: object = None
+
+    def __call__(self, settings: WorkerSettings) -> object:
+        self.handler = signal.getsignal(signal.SIGTERM)
+        raise KeyboardInterrupt  # ends the command here, as Ctrl-C would
+
+
+@pytest.mark.usefixtures("console_handlers")
+@pytest.mark.parametrize(
+    ("command", "noting"), [(["worker"], True), (["status"], False)], ids=["worker", "status"]
+)
+def test_only_the_worker_keeps_noting_stop_signals_until_its_run_hears_them(
+    command: list[str], noting: bool
+) -> None:
+    seen = HandlerSeen()
+
+    main(command, container_factory=seen, out=io.StringIO(), err=io.StringIO())
+
+    # Still noted for the worker; the usual handling back for a short command.
+    assert (seen.handler is not signal.SIG_DFL) is noting
