@@ -177,11 +177,12 @@ async def run_worker(
     if current is None:
         raise RuntimeError("run_worker must run inside an asyncio task")
     signals = ShutdownSignals(current)
+    # What the console script heard before this run could (its handlers given back
+    # here, and at once replaced by the run's own, with no await in between).
+    noted = take_noted_stop_signal()
     for signum in stop_signals:
         loop.add_signal_handler(signum, signals.on_signal, signum)
-    noted = take_noted_stop_signal()
     if noted is not None:
-        # Heard by the console script before these handlers were installed.
         signals.on_signal(noted)
     try:
         try:
