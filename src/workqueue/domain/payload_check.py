@@ -177,10 +177,10 @@ def checked_payloads_json(payloads: Sequence[WorkPayload]) -> list[dict[str, Any
     if together is None:
         return [checked_payload_json(payload) for payload in payloads]
     stored, measured = together
-    for payload, payload_json in zip(payloads, stored, strict=True):
+    for index, payload in enumerate(payloads):
         model = type(payload)
         if model in measured:
-            _check_size(model, len(to_json(payload_json)))
+            _check_size(model, len(to_json(stored[index])))
     return stored
 
 

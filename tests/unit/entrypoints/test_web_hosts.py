@@ -253,3 +253,18 @@ async def test_a_request_without_a_host_header_is_refused(
     assert caplog.messages == [
         "refused a request for host '': not a host this view serves (WORKQUEUE_WEB_ALLOWED_HOSTS)"
     ]
+
+
+async def test_a_host_header_of_bytes_no_name_is_made_of_is_refused() -> None:
+    sent: list[Message] = []
+
+    async def app(scope: Scope, receive: Receive, send: Send) -> None:
+        raise AssertionError("refused requests never reach the app")
+
+    async def send(message: Message) -> None:
+        sent.append(message)
+
+    scope = {"type": "http", "headers": [(b"host", "vïew".encode())]}
+    await AllowedHosts(app, hosts=("view", "vïew", "v\ufffd\ufffdew"))(scope, receive_nothing, send)
+
+    assert sent[0]["status"] == 400

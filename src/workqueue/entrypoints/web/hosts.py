@@ -97,6 +97,7 @@ def _host_header(scope: Scope) -> str:
     """The request's ``Host`` header, "" when it has none (ASGI lower-cases header names)."""
     for name, value in scope["headers"]:
         if name == b"host":
-            text: str = value.decode("latin-1")
+            # Bytes that are not UTF-8 are replaced: such a header names no host.
+            text: str = value.decode(errors="replace")
             return text
     return ""
