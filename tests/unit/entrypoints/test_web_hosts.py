@@ -255,7 +255,7 @@ async def test_a_request_without_a_host_header_is_refused(
     ]
 
 
-async def test_a_host_header_of_bytes_no_name_is_made_of_is_refused() -> None:
+async def test_a_host_header_that_is_not_utf8_names_no_host_and_is_refused() -> None:
     sent: list[Message] = []
 
     async def app(scope: Scope, receive: Receive, send: Send) -> None:
@@ -264,7 +264,7 @@ async def test_a_host_header_of_bytes_no_name_is_made_of_is_refused() -> None:
     async def send(message: Message) -> None:
         sent.append(message)
 
-    scope = {"type": "http", "headers": [(b"host", "vïew".encode())]}
-    await AllowedHosts(app, hosts=("view", "vïew", "v\ufffd\ufffdew"))(scope, receive_nothing, send)
+    scope = {"type": "http", "headers": [(b"host", b"\xffview")]}
+    await AllowedHosts(app, hosts=("view",))(scope, receive_nothing, send)
 
     assert sent[0]["status"] == 400
