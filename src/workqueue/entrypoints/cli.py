@@ -294,6 +294,12 @@ def _fail(message: str, err: TextIO) -> None:
     print(f"workqueue: {line}", file=err)
 
 
+def _hears_its_own_stop_signals(command: str) -> bool:
+    """Whether ``command`` takes over a stop signal the console script noted itself: the
+    worker does, in its run (as one during its start-up); the others end at once."""
+    return command == "worker"
+
+
 def main(
     argv: Sequence[str] | None = None,
     *,
@@ -316,8 +322,7 @@ def main(
     except SystemExit as exit_:
         # argparse has printed usage (or help); keep its status, 2 or 0.
         return ExitStatus(int(exit_.code or 0))
-    if args.command != "worker":
-        # The worker takes a stop signal noted by the console script in its start-up.
+    if not _hears_its_own_stop_signals(args.command):
         noted = take_noted_stop_signal()
         if noted is not None:
             _fail("interrupted", err)

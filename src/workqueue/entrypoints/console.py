@@ -47,7 +47,7 @@ def take_noted_stop_signal() -> signal.Signals | None:
         (signal.SIGTERM, signal.SIG_DFL),
         (signal.SIGINT, signal.default_int_handler),
     ):
-        if signal.getsignal(signum) is _note:
+        if signal.getsignal(signum) is _note:  # pragma: no mutate
             signal.signal(signum, default)
     return _noted.pop() if _noted else None
 
