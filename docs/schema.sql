@@ -2,7 +2,7 @@
 -- Generated from the catalog by workqueue.adapters.postgres.schema; do not edit by hand:
 --   python -m workqueue.adapters.postgres.schema --database-url URL --write docs/schema.sql
 -- tests/integration/test_schema_doc.py fails when this file is stale.
--- Migrations applied: 0001_work_items, 0002_refresh_tokens, 0003_claim_in_fifo_order, 0004_monitoring_indexes, 0005_cancelled_items, 0006_delays_and_priorities, 0007_retries_snoozes_and_results, 0008_cron_schedules.
+-- Migrations applied: 0001_work_items, 0002_refresh_tokens, 0003_claim_in_fifo_order, 0004_monitoring_indexes, 0005_cancelled_items, 0006_delays_and_priorities, 0007_retries_snoozes_and_results, 0008_cron_schedules, 0009_kind_pauses.
 
 CREATE TABLE refresh_tokens (
     id bigint NOT NULL GENERATED ALWAYS AS IDENTITY,
@@ -113,6 +113,14 @@ BEGIN
 END
 $function$;
 CREATE TRIGGER work_items_run_at_defaults_to_enqueued_at BEFORE INSERT ON public.work_items FOR EACH ROW WHEN ((new.run_at IS NULL)) EXECUTE FUNCTION work_items_run_at_from_enqueued_at();
+
+CREATE TABLE work_kind_pauses (
+    kind text NOT NULL,
+    paused_at timestamp with time zone NOT NULL,
+    reason text,
+    CONSTRAINT work_kind_pauses_pkey PRIMARY KEY (kind)
+);
+COMMENT ON TABLE work_kind_pauses IS 'The kinds no worker claims until they are resumed: since when and why (docs/adr/0034).';
 
 CREATE TABLE work_schedules (
     kind text NOT NULL,

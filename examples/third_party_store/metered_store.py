@@ -18,6 +18,7 @@ from pydantic import JsonValue
 from workqueue.domain import (
     CancelOutcome,
     HeartbeatAnswer,
+    KindPause,
     Lease,
     RecoveryResult,
     RunOutcome,
@@ -65,6 +66,14 @@ class MeteredWorkStore(WorkStore):
     async def cancel(self, item_id: int, *, reason: str) -> CancelOutcome:
         self.calls["cancel"] += 1
         return await self.inner.cancel(item_id, reason=reason)
+
+    async def pause_kind(self, kind: str, *, reason: str | None = None) -> KindPause:
+        self.calls["pause_kind"] += 1
+        return await self.inner.pause_kind(kind, reason=reason)
+
+    async def resume_kind(self, kind: str) -> bool:
+        self.calls["resume_kind"] += 1
+        return await self.inner.resume_kind(kind)
 
     async def recover_expired(self, *, max_stalls: int) -> RecoveryResult:
         self.calls["recover_expired"] += 1

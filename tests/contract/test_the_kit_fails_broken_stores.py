@@ -99,6 +99,17 @@ IN_MEMORY: dict[str, set[str]] = {
     "TestCountsFinishedWithoutCancelled": {
         "test_finished_counts_are_every_final_status_per_kind",
     },
+    "TestClaimsPausedKinds": {
+        "test_a_paused_kind_is_passed_over_and_other_kinds_are_claimed",
+        "test_items_enqueued_before_and_during_the_pause_wait_then_run_in_claim_order",
+        "test_an_item_that_becomes_due_during_the_pause_waits_for_the_resume",
+        "test_a_completion_still_ends_its_run_but_claims_nothing_paused",
+        "test_completions_of_many_leases_claim_nothing_paused",
+        "test_a_resume_says_whether_the_kind_was_paused",
+    },
+    "TestPauseReplacesThePause": {
+        "test_pausing_a_paused_kind_keeps_the_pause_in_force",
+    },
     "TestCancelsRunningItemsAtOnce": {
         "test_a_running_item_keeps_running_with_the_request_recorded",
     },
@@ -176,6 +187,13 @@ ON_POSTGRES: dict[str, set[str]] = {
     "TestCompletionIgnoresTheStatusOnPostgres": {
         "test_a_finished_item_never_changes_again[complete_and_claim_many-fail]",
         "test_a_finished_item_never_changes_again[complete_and_claim_many-mark_cancelled]",
+    },
+    "TestClaimsPausedKindsOnPostgres": {
+        "test_a_paused_kind_is_passed_over_and_other_kinds_are_claimed",
+        "test_items_enqueued_before_and_during_the_pause_wait_then_run_in_claim_order",
+        "test_an_item_that_becomes_due_during_the_pause_waits_for_the_resume",
+        "test_a_completion_still_ends_its_run_but_claims_nothing_paused",
+        "test_a_resume_says_whether_the_kind_was_paused",
     },
     "TestClaimsManyInFifoOrder": {
         "test_complete_and_claim_many_claims_in_priority_order_among_due_items",

@@ -19,6 +19,7 @@ import tempfile
 import time
 from collections.abc import Iterator
 from datetime import timedelta
+from typing import Any
 
 import httpx
 import pytest
@@ -217,4 +218,71 @@ async def test_with_the_token_the_cancel_button_ends_a_running_item_cancelled(
     finally:
         await store.close()
         await queue.close()
+        await close_pool(pool)
+
+
+async def test_with_the_token_a_kinds_pause_button_pauses_it_and_resume_resumes_it(
+    database_url: str, browser: object, spawn: Spawner
+) -> None:
+    from selenium.common.exceptions import StaleElementReferenceException
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    pool = await create_pool(database_url, min_size=1, max_size=2)
+    try:
+        port = free_port()
+        env = worker_env(database_url, WORKQUEUE_WEB_TOKEN=ADMIN_TOKEN)
+        web = spawn(cli_argv("web", "--port", str(port)), env)
+        url = f"http://127.0.0.1:{port}"
+        wait_until_healthy(url, web)
+
+        driver = browser
+        driver.get(f"{url}/")  # type: ignore[attr-defined]
+        token = driver.find_element(By.ID, "kind-token")  # type: ignore[attr-defined]
+        token.send_keys(ADMIN_TOKEN)
+        driver.find_element(By.ID, "pause-reason").send_keys("partner down")  # type: ignore[attr-defined]
+        # Enter in a field presses no kind's button; a refresh keeps what was typed.
+        token.send_keys(Keys.ENTER)
+        WebDriverWait(driver, 15).until(
+            lambda d: "Updated" in d.find_element(By.ID, "live-status").text
+        )
+        assert driver.current_url == f"{url}/"  # type: ignore[attr-defined]
+        assert token.get_attribute("value") == ADMIN_TOKEN
+        assert await pool.fetchval("SELECT count(*) FROM work_kind_pauses") == 0
+
+        def wait(driver: object) -> Any:
+            # A refresh replaces the live region, and a POST the page, under a reference.
+            return WebDriverWait(driver, 15, ignored_exceptions=(StaleElementReferenceException,))
+
+        def press(verb: str) -> None:
+            selector = f'button[formaction="/kinds/token_cleanup/{verb}"]'
+
+            def click(driver: object) -> bool:
+                driver.find_element(By.CSS_SELECTOR, selector).click()  # type: ignore[attr-defined]
+                return True
+
+            wait(driver).until(click)
+
+        def notice(driver: object) -> str:
+            found = driver.find_elements(By.ID, "notice")  # type: ignore[attr-defined]
+            return str(found[0].text) if found else ""
+
+        def counts(driver: object) -> str:
+            text: str = driver.find_element(By.ID, "counts").text  # type: ignore[attr-defined]
+            return text
+
+        press("pause")
+        wait(driver).until(lambda d: "token_cleanup is paused since" in notice(d))
+        assert notice(driver).endswith("(reason: partner down).")
+        row = await pool.fetchrow("SELECT kind, reason FROM work_kind_pauses")
+        assert row is not None
+        assert (row["kind"], row["reason"]) == ("token_cleanup", "partner down")
+        wait(driver).until(lambda d: "paused since" in counts(d) and "partner down" in counts(d))
+
+        driver.find_element(By.ID, "kind-token").send_keys(ADMIN_TOKEN)  # type: ignore[attr-defined]
+        press("resume")
+        wait(driver).until(lambda d: "Resumed token_cleanup" in notice(d))
+        assert await pool.fetchval("SELECT count(*) FROM work_kind_pauses") == 0
+    finally:
         await close_pool(pool)

@@ -32,6 +32,7 @@ GRANT SELECT, INSERT, UPDATE, DELETE ON refresh_tokens TO {role};
 GRANT USAGE ON SEQUENCE work_items_id_seq TO {role};
 GRANT SELECT ON workqueue_migrations TO {role};
 GRANT SELECT, INSERT, UPDATE ON work_schedules TO {role};
+GRANT SELECT, INSERT, UPDATE, DELETE ON work_kind_pauses TO {role};
 """
 
 

@@ -224,6 +224,20 @@ def scans(plan: dict[str, Any]) -> list[tuple[str, str | None]]:
     ]
 
 
+def work_items_scans(plan: dict[str, Any]) -> list[tuple[str, str | None]]:
+    """The scans of ``plan`` but those of ``work_kind_pauses``: the paused kinds, a handful
+    of rows that every claim reads whole (docs/adr/0034)."""
+    return [
+        (node["Node Type"], node.get("Index Name"))
+        for node in nodes(plan)
+        if "Scan" in node["Node Type"] and node.get("Relation Name") == "work_items"
+    ]
+
+
+def relations_read(plan: dict[str, Any]) -> set[str]:
+    return {node["Relation Name"] for node in nodes(plan) if "Relation Name" in node}
+
+
 def pages_touched(plan: dict[str, Any]) -> int:
     return int(plan["Shared Hit Blocks"] + plan["Shared Read Blocks"])
 
@@ -247,7 +261,8 @@ async def test_a_claim_reads_the_claim_index_and_few_pages_beside_a_million_fini
 
     assert ("Index Scan", "work_items_claim") in scans(plan)
     assert ("Index Scan", "work_items_due") in scans(plan)
-    assert not any(node_type == "Seq Scan" for node_type, _ in scans(plan))
+    assert not any(node_type == "Seq Scan" for node_type, _ in work_items_scans(plan))
+    assert relations_read(plan) == {"work_items", "work_kind_pauses"}
     # The table has tens of thousands of pages; a claim touches a handful.
     assert pages_touched(plan) < 100
 
@@ -262,7 +277,8 @@ async def test_next_run_at_reads_one_index_probe_per_kind_beside_a_million_waiti
         FakeClock().now(),
     )
 
-    assert {scan for scan in scans(plan)} == {("Index Only Scan", "work_items_delayed")}
+    assert set(work_items_scans(plan)) == {("Index Only Scan", "work_items_delayed")}
+    assert relations_read(plan) == {"work_items", "work_kind_pauses"}
     assert pages_touched(plan) < 100
 
 

@@ -60,6 +60,7 @@ async def test_three_lanes_renew_their_three_leases_in_one_statement_each_interv
         store,
         KindRegistry(HeldKind, [Held], [handler]),
         clock,
+        kinds={HeldKind.HELD.value},
         worker_id="lanes",
         settings=ExecutorSettings(heartbeat_interval=INTERVAL, lease_duration=timedelta(seconds=5)),
         concurrency=LANES,

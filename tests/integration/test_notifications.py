@@ -10,7 +10,11 @@ import asyncpg
 import pytest
 import pytest_asyncio
 
-from workqueue.adapters.postgres import PostgresWorkNotifications, PostgresWorkQueue
+from workqueue.adapters.postgres import (
+    PostgresWorkNotifications,
+    PostgresWorkQueue,
+    PostgresWorkStore,
+)
 from workqueue.adapters.testing import FakeClock
 from workqueue.adapters.testing.contract.kinds import AlphaJob, BetaJob, ContractKind
 from workqueue.domain import WorkSchedule
@@ -164,3 +168,18 @@ async def test_the_listener_keeps_retrying_while_the_database_refuses_it() -> No
         done, _ = await asyncio.wait([listening], timeout=0.1)
         listening.cancel()
         assert not done
+
+
+async def test_a_resume_wakes_a_listener_waiting_for_the_kind_and_a_resume_of_nothing_does_not(
+    notifications: PostgresWorkNotifications, migrated_pool: asyncpg.Pool
+) -> None:
+    store = PostgresWorkStore(migrated_pool, FakeClock())
+    await store.pause_kind(ContractKind.ALPHA)
+    waiting = await start_waiting(notifications, ContractKind.ALPHA)
+
+    assert await store.resume_kind(ContractKind.BETA) is False
+    with pytest.raises(TimeoutError):
+        await asyncio.wait_for(asyncio.shield(waiting), QUIET)
+
+    assert await store.resume_kind(ContractKind.ALPHA) is True
+    await asyncio.wait_for(waiting, PATIENCE)

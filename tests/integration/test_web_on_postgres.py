@@ -170,7 +170,9 @@ async def reader_role(database_url: str, postgres_admin_url: str) -> AsyncIterat
     owner = await asyncpg.connect(database_url)
     try:
         await admin.execute(f"CREATE ROLE {role} LOGIN PASSWORD '{PASSWORD}'")
-        await owner.execute(f"GRANT SELECT ON work_items, work_schedules TO {role}")
+        await owner.execute(
+            f"GRANT SELECT ON work_items, work_schedules, work_kind_pauses TO {role}"
+        )
         yield role
     finally:
         await owner.execute(
@@ -301,6 +303,7 @@ async def test_the_readmes_grants_are_all_the_actions_need(
         "GRANT UPDATE (status, error, finished_at, cancel_reason) ON work_items TO {role}",
         "GRANT INSERT ON work_items TO {role}",
         "GRANT USAGE ON SEQUENCE work_items_id_seq TO {role}",
+        "GRANT INSERT, UPDATE, DELETE ON work_kind_pauses TO {role}",
     ]:
         await migrated_pool.execute(grant.format(role=reader_role))
     pool = await create_pool(as_role(database_url, reader_role), min_size=1, max_size=2)

@@ -7,7 +7,12 @@ from enum import StrEnum
 
 import pytest
 
-from workqueue.adapters.memory import InMemoryState, InMemoryWorkNotifications, InMemoryWorkQueue
+from workqueue.adapters.memory import (
+    InMemoryState,
+    InMemoryWorkNotifications,
+    InMemoryWorkQueue,
+    InMemoryWorkStore,
+)
 from workqueue.adapters.testing import FakeClock
 from workqueue.adapters.testing.contract import AlphaJob, BetaJob, ContractKind
 from workqueue.domain import EnqueueRequest
@@ -135,3 +140,18 @@ class TestNotifications:
             await waiting
 
         assert state._enqueue_listeners == []
+
+
+async def test_a_resume_wakes_a_waiter_for_the_kind_and_a_resume_of_nothing_does_not() -> None:
+    state = InMemoryState()
+    store, notifications = InMemoryWorkStore(state, FakeClock()), InMemoryWorkNotifications(state)
+    await store.pause_kind(ContractKind.ALPHA)
+    waiter = asyncio.create_task(notifications.wait_for_work([ContractKind.ALPHA]))
+    await asyncio.sleep(0)
+
+    await store.resume_kind(ContractKind.BETA)
+    await asyncio.sleep(0)
+    assert not waiter.done()
+
+    await store.resume_kind(ContractKind.ALPHA)
+    await asyncio.wait_for(waiter, timeout=1)

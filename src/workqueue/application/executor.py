@@ -1,10 +1,10 @@
 """The executor: claim one item, run its handler under a kept lease, record the outcome.
 
 One item at a time: :meth:`WorkExecutor.run_next` claims the oldest queued item of
-the registry's kinds, runs its handler as a task with the lease kept beside it,
-and then completes, fails or (when stopping) releases the item. Every write is
-fenced by the lease; one that matches nothing means the lease was lost, and
-nothing more is written.
+its kinds (the registry's, or some of them), runs its handler as a task with the
+lease kept beside it, and then completes, fails or (when stopping) releases the
+item. Every write is fenced by the lease; one that matches nothing means the lease
+was lost, and nothing more is written.
 
 The executor is the loop over four parts, each the one owner of its concept:
 
@@ -31,7 +31,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Collection
 from datetime import datetime
 from typing import Any
 
@@ -63,7 +63,7 @@ class WorkExecutor:
     """Runs claimed items one at a time, keeping each one's lease while its handler runs.
 
     :param store: where items are claimed and their outcomes written.
-    :param registry: the kinds to claim, and their payload models and handlers.
+    :param registry: the payload models and handlers of the kinds served.
     :param clock: the time every heartbeat, backoff and duration is measured on.
     :param worker_id: stamped on every claimed item.
     :param settings: heartbeat interval, lease duration and bounds.
@@ -78,6 +78,10 @@ class WorkExecutor:
         same kinds, worker id and lease duration.
     :param draw: a random number from 0 to 1 per retry, for its backoff's jitter
         (tests give a fixed one).
+    :param kinds: the names of the kinds to claim, some of the registry's (a worker
+        told ``WORKQUEUE_KINDS``); not given, every kind of the registry.
+    :raises ValueError: if ``kinds`` names a kind the registry does not serve: its
+        items could be claimed but never run.
     """
 
     # Set by stop() and shutdown(), for good: nothing more is claimed.
@@ -94,7 +98,15 @@ class WorkExecutor:
         heartbeats: Heartbeats | None = None,
         completions: Completions | None = None,
         draw: Callable[[], float] = random.random,
+        kinds: Collection[str] | None = None,
     ) -> None:
+        claimed = registry.kinds if kinds is None else frozenset(kinds)
+        unserved = claimed - registry.kinds
+        if unserved:
+            raise ValueError(
+                f"cannot claim kinds the registry does not serve: {', '.join(sorted(unserved))}"
+            )
+        self._kinds = claimed
         self._registry = registry
         self._clock = clock
         self._draw = draw
@@ -103,7 +115,7 @@ class WorkExecutor:
         self._claimer = Claimer(
             store,
             clock,
-            registry.kinds,
+            claimed,
             worker_id=worker_id,
             lease_duration=settings.lease_duration,
             completions=completions,
@@ -129,8 +141,8 @@ class WorkExecutor:
 
     @property
     def kinds(self) -> frozenset[str]:
-        """The names of the kinds this executor claims: its registry's."""
-        return self._registry.kinds
+        """The names of the kinds this executor claims: its registry's, or those it was given."""
+        return self._kinds
 
     async def next_run_at(self) -> datetime | None:
         """When the next queued item of the kinds that is not yet due becomes claimable, or
@@ -145,7 +157,7 @@ class WorkExecutor:
     ) -> ExecutionOutcome | None:
         """Claim one item (or take the one held), run it, and record how it ended.
 
-        Returns None when nothing of the registry's kinds is queued, or once the
+        Returns None when nothing of its kinds is queued, or once the
         executor is stopping (a held item is then released). A payload that does
         not decode fails its item and returns that outcome; handler errors never
         propagate.

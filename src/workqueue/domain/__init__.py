@@ -21,6 +21,7 @@ from workqueue.domain.errors import (
     InsideTransactionError,
     InvalidCancelReasonError,
     InvalidDedupKeyError,
+    InvalidPauseError,
     InvalidPayloadError,
     InvalidPolicyError,
     InvalidPriorityError,
@@ -43,6 +44,7 @@ from workqueue.domain.monitor import (
     WorkMonitor,
 )
 from workqueue.domain.notifications import WorkNotifications
+from workqueue.domain.pauses import MAX_PAUSE_REASON_LENGTH, KindPause, checked_pause
 from workqueue.domain.payload import DEFAULT_MAX_PAYLOAD_BYTES, WorkPayload
 from workqueue.domain.payload_check import checked_payload_json
 from workqueue.domain.policy import DEFAULT_POLICY, Backoff, KindPolicy
@@ -85,6 +87,7 @@ __all__ = [
     "LIVE_STATUSES",
     "MAX_CANCEL_REASON_LENGTH",
     "MAX_DEDUP_KEY_LENGTH",
+    "MAX_PAUSE_REASON_LENGTH",
     "MAX_PRIORITY",
     "MIN_PRIORITY",
     "PERIODIC_DEDUP_KEY",
@@ -103,11 +106,13 @@ __all__ = [
     "InsideTransactionError",
     "InvalidCancelReasonError",
     "InvalidDedupKeyError",
+    "InvalidPauseError",
     "InvalidPayloadError",
     "InvalidPolicyError",
     "InvalidPriorityError",
     "InvalidRunAtError",
     "InvalidScheduleError",
+    "KindPause",
     "KindPolicy",
     "KindRegistryError",
     "Lease",
@@ -147,6 +152,7 @@ __all__ = [
     "check_priority",
     "check_when",
     "checked_cancel_reason",
+    "checked_pause",
     "checked_payload_json",
     "claim_order",
     "is_claimable",

@@ -29,6 +29,7 @@ __all__ = [
     "InsideTransactionError",
     "InvalidCancelReasonError",
     "InvalidDedupKeyError",
+    "InvalidPauseError",
     "InvalidPayloadError",
     "InvalidPolicyError",
     "InvalidPriorityError",
@@ -94,6 +95,11 @@ class InvalidScheduleError(WorkQueueError, ValueError):
 class InvalidCancelReasonError(WorkQueueError, ValueError):
     """A cancel reason no store can hold (a NUL character, a lone surrogate) or longer
     than :data:`~workqueue.domain.MAX_CANCEL_REASON_LENGTH` (``domain/cancel.py``)."""
+
+
+class InvalidPauseError(WorkQueueError, ValueError):
+    """A pause no store can hold: a blank kind, a NUL character or a lone surrogate, or a
+    reason longer than :data:`~workqueue.domain.MAX_PAUSE_REASON_LENGTH` (``domain/pauses.py``)."""
 
 
 class InvalidRunAtError(WorkQueueError, ValueError):

@@ -14,6 +14,7 @@ from datetime import datetime
 from typing import Protocol
 
 from workqueue.domain.items import WorkItem
+from workqueue.domain.pauses import KindPause
 from workqueue.domain.status import WorkStatus
 
 __all__ = ["LIVE_STATUSES", "UNSUCCESSFUL_STATUSES", "ScheduleTurn", "WorkMonitor"]
@@ -109,4 +110,8 @@ class WorkMonitor(Protocol):
 
         Every kind asked for has an entry, a kind with no item and no turn too.
         """
+        ...
+
+    async def paused_kinds(self) -> list[KindPause]:
+        """The kinds no worker claims now (:meth:`WorkStore.pause_kind`), by kind name."""
         ...

@@ -12,6 +12,7 @@ from pydantic import JsonValue
 
 from workqueue.domain.cancel import CancelOutcome, HeartbeatAnswer
 from workqueue.domain.items import Lease, WorkItem
+from workqueue.domain.pauses import KindPause
 from workqueue.domain.progress import ProgressSnapshot
 from workqueue.domain.run_outcome import RunOutcome
 from workqueue.domain.status import WorkStatus
@@ -210,6 +211,31 @@ class WorkStore(ABC):
         recovery ends it ``cancelled``. A finished or unknown item is not changed.
         Atomic against claims and fenced writes: a cancel racing a claim either
         cancels the queued item or records the request on the running one.
+        """
+        ...
+
+    @abstractmethod
+    async def pause_kind(self, kind: str, *, reason: str | None = None) -> KindPause:
+        """Pause ``kind``: from now on no claim takes an item of it, until :meth:`resume_kind`.
+
+        Its running items run on and finish as usual; enqueues still add items,
+        which wait in ``queued``. The pause is stored: it holds for every worker,
+        those started later too, across restarts (docs/adr/0034). Pausing a paused
+        kind changes nothing.
+
+        :returns: the pause in force: this one, or the earlier one still holding.
+        :raises InvalidPauseError: if ``kind`` is blank or no store can hold it or
+            ``reason`` (:func:`~workqueue.domain.checked_pause`).
+        """
+        ...
+
+    @abstractmethod
+    async def resume_kind(self, kind: str) -> bool:
+        """End the pause of ``kind``: claims take its items again, in claim order.
+
+        Idle workers that serve the kind are woken as an enqueue wakes them.
+
+        :returns: whether ``kind`` was paused.
         """
         ...
 

@@ -1,10 +1,10 @@
 """The ``workqueue`` command: ``worker``, ``migrate``, ``status``, ``enqueue``, ``cancel``,
-``requeue``, ``web``.
+``requeue``, ``pause``, ``resume``, ``web``.
 
 ``main`` is the console script. It reads the settings (``WORKQUEUE_*``), builds
 the container and runs one command, and turns every expected failure into ONE
 line on stderr and an exit status (see :mod:`workqueue.entrypoints.exit_status`): 0 done,
-1 runtime failure (or, for ``cancel`` and ``requeue``, nothing to do), 2 bad
+1 runtime failure (or, for ``cancel``, ``requeue`` and ``resume``, nothing to do), 2 bad
 usage or input, 128 + the signal when interrupted (``workqueue: interrupted``; 130 for
 Ctrl-C, also a worker's start-up cut short by SIGINT, 143 by SIGTERM). Command
 output goes to stdout, log lines to stderr.
@@ -33,8 +33,10 @@ from workqueue.entrypoints.commands import (
     enqueue_work,
     list_schedules,
     migrate_database,
+    pause_work,
     payload_file_text,
     requeue_item,
+    resume_work,
     run_at_text,
     show_item,
     show_status,
@@ -87,6 +89,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--concurrency",
         metavar="N",
         help="run N items at a time in this process (default: WORKQUEUE_CONCURRENCY, else 1)",
+    )
+    worker.add_argument(
+        "--kinds",
+        metavar="KIND,...",
+        help="claim and schedule only these kinds (default: WORKQUEUE_KINDS, else all)",
     )
 
     commands.add_parser("migrate", help="apply pending migrations and say which")
@@ -160,6 +167,14 @@ def build_parser() -> argparse.ArgumentParser:
     requeue.add_argument("item_id", type=item_id, metavar="ID", help="the item's id")
     _app_option(requeue)
 
+    pause = commands.add_parser("pause", help="claim no item of KIND until it is resumed")
+    pause.add_argument("kind", metavar="KIND", help="the kind, e.g. token_cleanup")
+    pause.add_argument("--reason", metavar="TEXT", help="why, shown with the pause")
+    _app_option(pause)
+
+    resume = commands.add_parser("resume", help="resume KIND: workers claim its items again")
+    resume.add_argument("kind", metavar="KIND", help="the kind")
+
     web = commands.add_parser("web", help="serve the admin page, its JSON API, /metrics, /healthz")
     web.add_argument(
         "--host", help="address to listen on (default: WORKQUEUE_WEB_HOST, else 127.0.0.1)"
@@ -209,6 +224,10 @@ def _command(
         return cancel_item(container, out, item_id=args.item_id, reason=args.reason)
     if args.command == "requeue":
         return requeue_item(container, out, item_id=args.item_id)
+    if args.command == "pause":
+        return pause_work(container, out, kind=args.kind, reason=args.reason)
+    if args.command == "resume":
+        return resume_work(container, out, kind=args.kind)
     return enqueue_work(
         container,
         out,
@@ -366,7 +385,7 @@ def main(
         # A worker whose start-up a stop signal cut short: it never ran.
         _fail("interrupted", err)
         return interrupted_status(done)
-    # cancel and requeue say 1 when they found nothing to do; the others end in 0.
+    # cancel, requeue and resume say 1 when they found nothing to do; the others end in 0.
     return done if isinstance(done, ExitStatus) else ExitStatus.OK
 
 

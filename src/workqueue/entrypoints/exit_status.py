@@ -22,6 +22,7 @@ from workqueue.adapters.postgres import MigrationError, SchemaNotCurrentError
 from workqueue.domain import (
     InvalidCancelReasonError,
     InvalidDedupKeyError,
+    InvalidPauseError,
     InvalidPayloadError,
     InvalidPolicyError,
     InvalidPriorityError,
@@ -58,6 +59,7 @@ _USAGE_ERRORS: tuple[type[Exception], ...] = (
     InvalidPriorityError,
     InvalidRunAtError,
     InvalidCancelReasonError,
+    InvalidPauseError,
 )
 _FAILURES: tuple[type[Exception], ...] = (
     DatabaseUnreachableError,

@@ -16,7 +16,14 @@ from datetime import datetime
 
 from pydantic import JsonValue
 
-from workqueue.domain import UNSUCCESSFUL_STATUSES, Clock, WorkItem, WorkMonitor, WorkStatus
+from workqueue.domain import (
+    UNSUCCESSFUL_STATUSES,
+    Clock,
+    KindPause,
+    WorkItem,
+    WorkMonitor,
+    WorkStatus,
+)
 from workqueue.entrypoints.timestamps import iso_timestamp
 
 __all__ = [
@@ -51,6 +58,7 @@ class StatusReport:
     counts: dict[str, dict[WorkStatus, int]]
     active: list[WorkItem]
     failures: list[WorkItem]
+    pauses: list[KindPause]
 
     # Methods, not properties: mutmut skips decorated functions (docs/adr/0006).
     def active_total(self) -> int:
@@ -102,12 +110,14 @@ async def gather_status(
     running = await monitor.running()
     queued = await monitor.queued(limit=active_limit)
     failures = await monitor.recent_unsuccessful(limit=failure_limit)
+    pauses = await monitor.paused_kinds()
     return StatusReport(
         database=database,
         now=clock.now(),
         counts=dict(sorted(counts.items())),
         active=running + queued,
         failures=failures,
+        pauses=pauses,
     )
 
 
@@ -134,6 +144,13 @@ def render_text(report: StatusReport) -> str:
         lines.append(
             f"{kind:<{width}}  " + "  ".join(f"{by_status.get(s, 0):>9}" for s in _STATUS_ORDER)
         )
+
+    lines += ["", f"paused kinds: {len(report.pauses)}"]
+    for pause in report.pauses:
+        line = f"  {pause.kind} since {_timestamp(pause.paused_at)}"
+        if pause.reason is not None:
+            line += f": {_first_line(pause.reason)}"
+        lines.append(line)
 
     lines += ["", f"queued and running: {report.active_total()}"]
     if report.active_total() > len(report.active):
@@ -207,6 +224,10 @@ def render_json(report: StatusReport) -> str:
             kind: {status.value: by_status.get(status, 0) for status in _STATUS_ORDER}
             for kind, by_status in report.counts.items()
         },
+        "paused": [
+            {"kind": pause.kind, "paused_at": _timestamp(pause.paused_at), "reason": pause.reason}
+            for pause in report.pauses
+        ],
         "active_total": report.active_total(),
         "active": [_item_document(report, item) for item in report.active],
         "failed_total": report.failed_total(),

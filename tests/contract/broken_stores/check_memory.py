@@ -11,6 +11,7 @@ from stores import (
     CancelsInTwoSteps,
     CancelsRunningItemsAtOnce,
     ClaimsInTwoSteps,
+    ClaimsPausedKinds,
     ClaimsWaitingItemsEarly,
     CompletionIgnoresTheStatus,
     CountsFinishedWithoutCancelled,
@@ -32,6 +33,7 @@ from stores import (
     IgnoresPriority,
     KeepsOnlyTheLastFailure,
     NextRunAtOfEveryKind,
+    PauseReplacesThePause,
     RecoveryRequeuesCancelRequested,
     ReleaseForgetsStalls,
     RetryLeavesTheItemRunning,
@@ -120,6 +122,16 @@ class TestRecoveryRequeuesCancelRequested(WorkQueueContractSuite, MemoryContract
 class TestHeartbeatNeverAnswersCancel(WorkQueueContractSuite, MemoryContractFixtures):
     def make_store(self, state: InMemoryState, clock: FakeClock) -> WorkStore:
         return HeartbeatNeverAnswersCancel(state, clock)
+
+
+class TestClaimsPausedKinds(WorkQueueContractSuite, MemoryContractFixtures):
+    def make_store(self, state: InMemoryState, clock: FakeClock) -> WorkStore:
+        return ClaimsPausedKinds(state, clock)
+
+
+class TestPauseReplacesThePause(WorkQueueContractSuite, MemoryContractFixtures):
+    def make_store(self, state: InMemoryState, clock: FakeClock) -> WorkStore:
+        return PauseReplacesThePause(state, clock)
 
 
 class TestCancelsRunningItemsAtOnce(WorkQueueContractSuite, MemoryContractFixtures):

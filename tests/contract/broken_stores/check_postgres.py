@@ -12,6 +12,7 @@ import asyncpg
 from stores import (
     CancelsAfterReadingTheStatus,
     ClaimsManyInFifoOrder,
+    ClaimsPausedKindsOnPostgres,
     ClaimsWaitingForLocks,
     ClaimsWithoutSkipLocked,
     CompletionIgnoresTheStatusOnPostgres,
@@ -36,6 +37,7 @@ from workqueue.adapters.testing.contract import (
     HeartbeatManyContract,
     ListingContract,
     ModelContract,
+    PauseContract,
     RetryContract,
     TimingContract,
 )
@@ -98,6 +100,11 @@ class TestNeverClaimsWaitingItems(
 ):
     def make_store(self, pool: asyncpg.Pool, clock: FakeClock) -> WorkStore:
         return NeverClaimsWaitingItems(pool, clock)
+
+
+class TestClaimsPausedKindsOnPostgres(PauseContract, HangGuard, PostgresContractFixtures):
+    def make_store(self, pool: asyncpg.Pool, clock: FakeClock) -> WorkStore:
+        return ClaimsPausedKindsOnPostgres(pool, clock)
 
 
 class TestClaimsManyInFifoOrder(TimingContract, HangGuard, PostgresContractFixtures):

@@ -30,6 +30,7 @@ from workqueue.domain import (
     EnqueueRequest,
     EnqueueResult,
     HeartbeatAnswer,
+    KindPause,
     Lease,
     LeaseProgress,
     Overlap,
@@ -94,6 +95,28 @@ class NextRunAtOfEveryKind(InMemoryWorkStore):
 
     async def next_run_at(self, kinds: Collection[str]) -> datetime | None:
         return await super().next_run_at({item.kind for item in self._state.items.values()})
+
+
+class ClaimsPausedKinds(InMemoryWorkStore):
+    """Claims as if no kind were paused: a pause is stored, listed and resumed, never obeyed."""
+
+    async def claim(
+        self, kinds: Collection[str], *, worker_id: str, lease_duration: timedelta
+    ) -> WorkItem | None:
+        pauses = dict(self._state.pauses)
+        self._state.pauses.clear()
+        try:
+            return await super().claim(kinds, worker_id=worker_id, lease_duration=lease_duration)
+        finally:
+            self._state.pauses.update(pauses)
+
+
+class PauseReplacesThePause(InMemoryWorkStore):
+    """A pause of a paused kind starts a new pause: the operator loses since when and why."""
+
+    async def pause_kind(self, kind: str, *, reason: str | None = None) -> KindPause:
+        self._state.pauses.pop(kind, None)
+        return await super().pause_kind(kind, reason=reason)
 
 
 class DropsProgressOnReads(InMemoryWorkStore):
@@ -199,7 +222,7 @@ class ClaimsInTwoSteps(InMemoryWorkStore):
     async def claim(
         self, kinds: Collection[str], *, worker_id: str, lease_duration: timedelta
     ) -> WorkItem | None:
-        wanted = set(kinds)
+        wanted = set(kinds) - self._state.pauses.keys()
         oldest = next(
             (
                 item
@@ -564,6 +587,14 @@ class _ClaimSql(PostgresWorkStore):
         )
         assert row is not None
         return bool(row["completed"]), None if row["id"] is None else work_item_from_row(row)
+
+
+class ClaimsPausedKindsOnPostgres(_ClaimSql):
+    """Its claim statements serve every kind asked for, paused or not."""
+
+    claim_sql = _SQL["claim"].replace(
+        "ARRAY(SELECT unnest($1::text[]) EXCEPT SELECT kind FROM work_kind_pauses)", "$1::text[]"
+    )
 
 
 class NeverClaimsWaitingItems(_ClaimSql):

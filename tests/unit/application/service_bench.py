@@ -202,8 +202,10 @@ class Bench:
         worker_id: str = "worker-1",
         settings: ExecutorSettings | None = None,
         draw: float = 0.0,
+        kinds: Collection[str] | None = None,
     ) -> WorkExecutor:
-        """An executor on the bench; ``draw`` is the random number of every retry's jitter."""
+        """An executor on the bench; ``draw`` is the random number of every retry's jitter,
+        ``kinds`` the kinds it claims (not given, the registry's)."""
         return WorkExecutor(
             self.store if store is None else store,
             self.registry,
@@ -211,6 +213,7 @@ class Bench:
             worker_id=worker_id,
             settings=ExecutorSettings() if settings is None else settings,
             draw=lambda: draw,
+            kinds=kinds,
         )
 
     def worker(

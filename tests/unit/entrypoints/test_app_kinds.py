@@ -284,6 +284,14 @@ class TestServing:
         (await provide(container.worker)).stop()
         await running
 
+    def test_an_application_kind_is_paused_by_name_with_the_application(
+        self, world: WorkerWorld
+    ) -> None:
+        run = world.cli("pause", "mow", "--app", "garden", container_factory=with_app(world))
+
+        assert (run.status, run.err) == (0, "")
+        assert list(world.state.pauses) == ["mow"]
+
     def test_enqueue_validates_and_stores_an_application_payload(self, world: WorkerWorld) -> None:
         run = world.cli(
             "enqueue",

@@ -385,6 +385,8 @@ positional arguments:
     enqueue   enqueue one item of KIND
     cancel    cancel item ID: queued at once, running through its worker
     requeue   enqueue failed or cancelled item ID again, as a new item
+    pause     claim no item of KIND until it is resumed
+    resume    resume KIND: workers claim its items again
     web       serve the admin page, its JSON API, /metrics, /healthz
 
 options:
@@ -393,7 +395,8 @@ options:
 """,
     ("worker",): """\
 usage: workqueue worker [-h] [--no-migrate] [--log-format {text,json}]
-                        [--concurrency N] [--app MODULE[:ATTRIBUTE]]
+                        [--concurrency N] [--kinds KIND,...]
+                        [--app MODULE[:ATTRIBUTE]]
 
 options:
   -h, --help            show this help message and exit
@@ -404,6 +407,8 @@ options:
                         text)
   --concurrency N       run N items at a time in this process (default:
                         WORKQUEUE_CONCURRENCY, else 1)
+  --kinds KIND,...      claim and schedule only these kinds (default:
+                        WORKQUEUE_KINDS, else all)
   --app MODULE[:ATTRIBUTE]
                         the application (a WorkQueueApp) whose kinds join the
                         built-in ones (default: WORKQUEUE_APP)

@@ -73,13 +73,25 @@ async def busy() -> Queue:
     return world
 
 
+async def paused(world: Queue) -> Queue:
+    """``world`` with both kinds paused, one with a reason."""
+    await world.store.pause_kind("work_item_retention")
+    await world.store.pause_kind("token_cleanup", reason="partner down\nuntil Monday")
+    return world
+
+
 async def test_the_text_report_in_full(busy: Queue) -> None:
+    await paused(busy)
     assert render_text(await busy.report()) == (
         "database: postgresql://wq:***@db/queue\n"
         "\n"
         "kind                    queued    running  succeeded     failed  cancelled\n"
         "token_cleanup                1          0          0          1          0\n"
         "work_item_retention          0          1          0          0          0\n"
+        "\n"
+        "paused kinds: 2\n"
+        "  token_cleanup since 2026-01-01T00:00:05Z: partner down\n"
+        "  work_item_retention since 2026-01-01T00:00:05Z\n"
         "\n"
         "queued and running: 2\n"
         "  #2 work_item_retention running attempt=1 stalls=0 worker=w-1 heartbeat=1.6s ago"
@@ -94,6 +106,7 @@ async def test_the_text_report_in_full(busy: Queue) -> None:
 
 
 async def test_the_json_report_in_full(busy: Queue) -> None:
+    await paused(busy)
     assert (
         render_json(await busy.report())
         == """\
@@ -116,6 +129,18 @@ async def test_the_json_report_in_full(busy: Queue) -> None:
       "cancelled": 0
     }
   },
+  "paused": [
+    {
+      "kind": "token_cleanup",
+      "paused_at": "2026-01-01T00:00:05Z",
+      "reason": "partner down\\nuntil Monday"
+    },
+    {
+      "kind": "work_item_retention",
+      "paused_at": "2026-01-01T00:00:05Z",
+      "reason": null
+    }
+  ],
   "active_total": 2,
   "active": [
     {
@@ -331,6 +356,7 @@ def test_a_failure_shows_the_first_line_of_its_error_cut_to_200_characters(
         counts={"token_cleanup": {WorkStatus.FAILED: 1}},
         active=[],
         failures=[failure(error)],
+        pauses=[],
     )
 
     last = render_text(report).splitlines()[-1]

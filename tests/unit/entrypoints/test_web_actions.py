@@ -1,5 +1,6 @@
-"""The view's actions: cancel and requeue as POSTs that need the admin token and this
-view's own origin; without a token the view is read-only and says so."""
+"""The view's actions: cancel and requeue an item, pause and resume a kind, as POSTs that
+need the admin token and this view's own origin; without a token the view is read-only and
+says so."""
 
 from __future__ import annotations
 
@@ -8,9 +9,9 @@ from dataclasses import replace
 from typing import Any
 
 import pytest
-from web_world import WebWorld
+from web_world import KINDS, LEASE, WebWorld
 
-from workqueue.domain import CancelOutcome, TokenCleanup, WorkStatus
+from workqueue.domain import CancelOutcome, KindPause, TokenCleanup, WorkStatus
 
 TOKEN = "an-admin-token-of-some-length"
 SAME_ORIGIN = {"origin": "http://view"}
@@ -36,7 +37,10 @@ class TestWithoutAToken:
             html = (await client.get(f"/items/{item_id}")).text
 
         assert "Read-only." in html
-        assert "set <code>WORKQUEUE_WEB_TOKEN</code> to enable cancel and requeue" in html
+        assert (
+            "set <code>WORKQUEUE_WEB_TOKEN</code> to enable cancel, requeue, pause and resume"
+            in html
+        )
         assert "<form" not in html
 
     @pytest.mark.parametrize("verb", ["cancel", "requeue"])
@@ -51,8 +55,8 @@ class TestWithoutAToken:
 
         assert response.status_code == 403
         assert (
-            ">This view is read-only: set WORKQUEUE_WEB_TOKEN to enable cancel and requeue.<"
-            in response.text
+            ">This view is read-only: set WORKQUEUE_WEB_TOKEN to enable cancel, requeue, pause "
+            "and resume.<" in response.text
         )
         assert [item.status for item in world.state.snapshot()] == [WorkStatus.QUEUED]
 
@@ -532,3 +536,395 @@ class TestTheChecks:
 
 async def _raises_runtime_error(*args: Any, **kwargs: Any) -> CancelOutcome:
     raise RuntimeError("disk on fire")
+
+
+ONLY_SELECT_PAUSES = (
+    ">The view&#39;s database role may only read: pause and resume need INSERT, UPDATE and "
+    "DELETE on work_kind_pauses (see the README&#39;s grants).<"
+)
+PAUSED_LINE = (
+    "token_cleanup is paused since 2026-01-01T00:00:00Z: no worker claims it until "
+    "`workqueue resume token_cleanup`; its running items finish"
+)
+
+
+def pause_now(world: WebWorld, kind: str, reason: str | None = None) -> KindPause:
+    """A pause as ``workqueue pause`` leaves it, written beside the view."""
+    pause = KindPause(kind=kind, paused_at=world.clock.now(), reason=reason)
+    world.state.pauses[kind] = pause
+    return pause
+
+
+def section(html: str, start: str, end: str) -> str:
+    return html.split(start, 1)[1].split(end, 1)[0]
+
+
+def kind_row(html: str, kind: str) -> str:
+    """The row of ``kind`` in the overview's table of kinds."""
+    return section(html, f'<th scope="row"><a href="/?kind={kind}">{kind}</a>', "</tr>")
+
+
+class TestPauseWithoutAToken:
+    async def test_the_overview_shows_no_pause_form_and_no_button(self, world: WebWorld) -> None:
+        pause_now(world, "token_cleanup")
+        async with world.client() as client:
+            html = (await client.get("/")).text
+
+        assert "set <code>WORKQUEUE_WEB_TOKEN</code> to enable cancel, requeue, pause" in html
+        assert 'id="kind-actions"' not in html
+        assert "formaction=" not in html
+        assert '<th scope="col">action</th>' not in html
+        assert "paused since 2026-01-01T00:00:00Z" in kind_row(html, "token_cleanup")
+
+    @pytest.mark.parametrize("verb", ["pause", "resume"])
+    async def test_a_pause_or_a_resume_is_refused_and_no_kind_changes(
+        self, world: WebWorld, verb: str
+    ) -> None:
+        pause_now(world, "work_item_retention")
+        before = dict(world.state.pauses)
+        async with world.client() as client:
+            responses = [
+                await client.post(
+                    f"/kinds/{kind}/{verb}", data={"token": TOKEN}, headers=SAME_ORIGIN
+                )
+                for kind in KINDS
+            ]
+
+        assert [response.status_code for response in responses] == [403, 403]
+        for response in responses:
+            assert ">This view is read-only: set WORKQUEUE_WEB_TOKEN to enable cancel" in (
+                response.text
+            )
+        assert world.state.pauses == before
+
+
+class TestPause:
+    async def test_the_overview_has_the_token_form_and_a_pause_button_for_each_served_kind(
+        self, world: WebWorld
+    ) -> None:
+        await world.queue.enqueue(TokenCleanup())
+        world.state.write(replace(world.state.items[1], kind="legacy"))
+
+        async with world.client(token=TOKEN) as client:
+            html = (await client.get("/")).text
+            fragment = (await client.get("/fragments/overview")).text
+
+        form = section(html, '<form method="post" id="kind-actions"', "</form>")
+        assert 'type="password" name="token" id="kind-token"' in form
+        assert 'name="reason" id="pause-reason" maxlength="1000"' in form
+        # Enter in a field presses this one, which does nothing, not the first kind's Pause.
+        assert form.index('<button type="submit" hidden disabled>') < form.index("<label>")
+        assert '<th scope="col">action</th>' in html
+        for kind in KINDS:
+            assert (
+                f'<button type="submit" form="kind-actions" formaction="/kinds/{kind}/pause"'
+            ) in kind_row(html, kind)
+        assert "formaction" not in kind_row(html, "legacy")
+        assert "/resume" not in html
+        assert "Read-only." not in html
+        # The form is outside the live region, so a refresh leaves what was typed.
+        assert 'id="kind-actions"' not in fragment
+        assert 'form="kind-actions" formaction="/kinds/token_cleanup/pause"' in fragment
+
+    async def test_a_kind_is_paused_with_its_reason_and_the_overview_says_so(
+        self, world: WebWorld
+    ) -> None:
+        async with world.client(token=TOKEN) as client:
+            response = await client.post(
+                "/kinds/token_cleanup/pause",
+                data={"token": TOKEN, "reason": "partner <b>down</b>"},
+                headers=SAME_ORIGIN,
+            )
+
+        assert response.status_code == 200
+        assert world.state.pauses == {
+            "token_cleanup": KindPause(
+                kind="token_cleanup", paused_at=world.clock.now(), reason="partner <b>down</b>"
+            )
+        }
+        assert await world.store.claim(KINDS, worker_id="w", lease_duration=LEASE) is None
+        html = response.text
+        assert (
+            f'<p class="notice" id="notice" role="status">{PAUSED_LINE} '
+            "(reason: partner &lt;b&gt;down&lt;/b&gt;).</p>"
+        ) in html
+        row = kind_row(html, "token_cleanup")
+        assert 'formaction="/kinds/token_cleanup/resume"' in row
+        assert "/pause" not in row
+        assert 'formaction="/kinds/work_item_retention/pause"' in html
+        assert 'data-live-src="/fragments/overview?kind=&amp;after=0"' in html
+
+    async def test_a_pause_is_logged_with_what_it_did(
+        self, world: WebWorld, caplog: pytest.LogCaptureFixture
+    ) -> None:
+        caplog.set_level(logging.INFO, logger="workqueue.web")
+        async with world.client(token=TOKEN) as client:
+            await client.post(
+                "/kinds/token_cleanup/pause", data={"token": TOKEN}, headers=SAME_ORIGIN
+            )
+
+        records = [r for r in caplog.records if r.name == "workqueue.web"]
+        assert [(r.levelname, r.getMessage()) for r in records] == [
+            ("INFO", f"web pause of kind token_cleanup: {PAUSED_LINE}")
+        ]
+        assert getattr(records[0], "kind", None) == "token_cleanup"
+
+    @pytest.mark.parametrize("form", [{}, {"reason": ""}, {"reason": "  "}])
+    async def test_without_a_reason_the_pause_has_none(
+        self, world: WebWorld, form: dict[str, str]
+    ) -> None:
+        async with world.client(token=TOKEN) as client:
+            response = await client.post(
+                "/kinds/token_cleanup/pause", data={"token": TOKEN, **form}, headers=SAME_ORIGIN
+            )
+
+        assert response.status_code == 200
+        assert f">{PAUSED_LINE}.<" in response.text
+        assert world.state.pauses["token_cleanup"].reason is None
+
+    async def test_a_paused_kind_stays_paused_since_its_first_pause_and_the_page_says_so(
+        self, world: WebWorld
+    ) -> None:
+        first = pause_now(world, "token_cleanup", "first")
+        await world.clock.advance(60)
+
+        async with world.client(token=TOKEN) as client:
+            response = await client.post(
+                "/kinds/token_cleanup/pause",
+                data={"token": TOKEN, "reason": "second"},
+                headers=SAME_ORIGIN,
+            )
+
+        assert response.status_code == 200
+        assert f">{PAUSED_LINE} (reason: first).<" in response.text
+        assert world.state.pauses == {"token_cleanup": first}
+
+    async def test_a_kind_this_view_does_not_serve_is_not_found_and_nothing_is_paused(
+        self, world: WebWorld
+    ) -> None:
+        async with world.client(token=TOKEN) as client:
+            response = await client.post(
+                "/kinds/legacy/pause", data={"token": TOKEN}, headers=SAME_ORIGIN
+            )
+
+        assert response.status_code == 404
+        assert "<title>Not found" in response.text
+        assert (
+            ">Unknown kind &#39;legacy&#39; (known kinds: token_cleanup, work_item_retention).<"
+        ) in response.text
+        assert world.state.pauses == {}
+
+    @pytest.mark.parametrize(
+        ("reason", "refusal"),
+        [
+            ("a\x00b", "Refused: a pause reason cannot hold a NUL character."),
+            ("x" * 1001, "Refused: a pause reason is at most 1000 characters, not 1001."),
+        ],
+    )
+    async def test_a_reason_no_store_can_hold_is_a_400_and_nothing_is_paused(
+        self, world: WebWorld, reason: str, refusal: str
+    ) -> None:
+        async with world.client(token=TOKEN) as client:
+            response = await client.post(
+                "/kinds/token_cleanup/pause",
+                data={"token": TOKEN, "reason": reason},
+                headers=SAME_ORIGIN,
+            )
+
+        assert response.status_code == 400
+        assert f'<p class="notice" id="notice" role="status">{refusal}</p>' in response.text
+        assert world.state.pauses == {}
+
+    @pytest.mark.parametrize("verb", ["pause", "resume"])
+    async def test_a_kind_with_a_nul_character_is_a_400_and_never_sent_to_the_database(
+        self, world: WebWorld, verb: str
+    ) -> None:
+        async with world.client(token=TOKEN) as client:
+            response = await client.post(
+                f"/kinds/token_cleanup%00/{verb}", data={"token": TOKEN}, headers=SAME_ORIGIN
+            )
+
+        assert response.status_code == 400
+        assert (
+            ">Refused: the kind contains a NUL character, which the database cannot store.<"
+        ) in response.text
+        assert world.state.pauses == {}
+
+
+class TestResume:
+    async def test_a_paused_kind_is_resumed_and_the_overview_says_so(
+        self, world: WebWorld, caplog: pytest.LogCaptureFixture
+    ) -> None:
+        caplog.set_level(logging.INFO, logger="workqueue.web")
+        pause_now(world, "token_cleanup", "partner down")
+        item_id = await queued(world)
+
+        async with world.client(token=TOKEN) as client:
+            response = await client.post(
+                "/kinds/token_cleanup/resume", data={"token": TOKEN}, headers=SAME_ORIGIN
+            )
+
+        assert response.status_code == 200
+        assert (
+            '<p class="notice" id="notice" role="status">'
+            "Resumed token_cleanup: workers claim its items again.</p>"
+        ) in response.text
+        assert world.state.pauses == {}
+        row = kind_row(response.text, "token_cleanup")
+        assert 'formaction="/kinds/token_cleanup/pause"' in row
+        assert "paused since" not in row
+        claimed = await world.store.claim(KINDS, worker_id="w", lease_duration=LEASE)
+        assert claimed is not None
+        assert claimed.id == item_id
+        assert [r.getMessage() for r in caplog.records if r.name == "workqueue.web"] == [
+            "web resume of kind token_cleanup: resumed token_cleanup: workers claim its items again"
+        ]
+
+    async def test_a_kind_that_is_not_paused_has_nothing_to_do(
+        self, world: WebWorld, caplog: pytest.LogCaptureFixture
+    ) -> None:
+        caplog.set_level(logging.INFO, logger="workqueue.web")
+        async with world.client(token=TOKEN) as client:
+            response = await client.post(
+                "/kinds/token_cleanup/resume", data={"token": TOKEN}, headers=SAME_ORIGIN
+            )
+
+        assert response.status_code == 409
+        assert ">Nothing to do: token_cleanup is not paused.<" in response.text
+        assert "<title>workqueue</title>" in response.text
+        assert caplog.messages == [
+            "web resume of kind token_cleanup: nothing to do: token_cleanup is not paused"
+        ]
+
+    async def test_any_kind_may_be_resumed_one_this_view_does_not_serve_too(
+        self, world: WebWorld
+    ) -> None:
+        pause_now(world, "night batch/v2")
+
+        async with world.client(token=TOKEN) as client:
+            html = (await client.get("/")).text
+            response = await client.post(
+                "/kinds/night%20batch/v2/resume", data={"token": TOKEN}, headers=SAME_ORIGIN
+            )
+
+        assert 'formaction="/kinds/night%20batch/v2/resume"' in html
+        assert response.status_code == 200
+        assert ">Resumed night batch/v2: workers claim its items again.<" in response.text
+        assert world.state.pauses == {}
+
+
+class TestTheChecksOfAKindsActions:
+    @pytest.mark.parametrize("verb", ["pause", "resume"])
+    @pytest.mark.parametrize("form", [{}, {"token": ""}, {"token": "wrong"}])
+    async def test_a_missing_or_wrong_token_is_refused_and_no_kind_changes(
+        self, world: WebWorld, verb: str, form: dict[str, str]
+    ) -> None:
+        pause_now(world, "work_item_retention")
+        before = dict(world.state.pauses)
+        async with world.client(token=TOKEN) as client:
+            responses = [
+                await client.post(f"/kinds/{kind}/{verb}", data=form, headers=SAME_ORIGIN)
+                for kind in KINDS
+            ]
+
+        assert [response.status_code for response in responses] == [403, 403]
+        for response in responses:
+            assert ">Refused: the admin token is missing or wrong.<" in response.text
+        assert world.state.pauses == before
+
+    @pytest.mark.parametrize("verb", ["pause", "resume"])
+    @pytest.mark.parametrize(
+        "headers", [{}, {"origin": "http://evil.example"}, {"referer": "http://evil.example/"}]
+    )
+    async def test_a_post_from_another_origin_is_refused_even_with_the_token(
+        self, world: WebWorld, verb: str, headers: dict[str, str]
+    ) -> None:
+        pause_now(world, "work_item_retention")
+        before = dict(world.state.pauses)
+        async with world.client(token=TOKEN) as client:
+            responses = [
+                await client.post(f"/kinds/{kind}/{verb}", data={"token": TOKEN}, headers=headers)
+                for kind in KINDS
+            ]
+
+        assert [response.status_code for response in responses] == [403, 403]
+        for response in responses:
+            assert ">Refused: the request did not come from this view&#39;s own page.<" in (
+                response.text
+            )
+        assert world.state.pauses == before
+
+    @pytest.mark.parametrize("verb", ["pause", "resume"])
+    async def test_a_get_does_nothing(self, world: WebWorld, verb: str) -> None:
+        pause_now(world, "work_item_retention")
+        before = dict(world.state.pauses)
+        async with world.client(token=TOKEN) as client:
+            responses = [await client.get(f"/kinds/{kind}/{verb}") for kind in KINDS]
+
+        assert [response.status_code for response in responses] == [405, 405]
+        assert world.state.pauses == before
+
+    @pytest.mark.parametrize("verb", ["pause", "resume"])
+    async def test_another_error_of_the_store_is_not_taken_for_a_refusal(
+        self, world: WebWorld, verb: str
+    ) -> None:
+        store: Any = type(
+            "Broken",
+            (),
+            {"pause_kind": _raises_runtime_error, "resume_kind": _raises_runtime_error},
+        )()
+        async with world.client(token=TOKEN, store=store) as client:
+            with pytest.raises(RuntimeError, match="disk on fire"):
+                await client.post(
+                    f"/kinds/token_cleanup/{verb}", data={"token": TOKEN}, headers=SAME_ORIGIN
+                )
+
+
+class TestARoleThatMayOnlyReadPausesNothing:
+    """The view's role without INSERT, UPDATE and DELETE on work_kind_pauses."""
+
+    async def test_a_pause_and_a_resume_are_a_403_saying_so_and_nothing_changes(
+        self, world: WebWorld
+    ) -> None:
+        pause_now(world, "work_item_retention")
+        before = dict(world.state.pauses)
+
+        async with world.client(token=TOKEN, read_only=True) as client:
+            pause = await client.post(
+                "/kinds/token_cleanup/pause",
+                data={"token": TOKEN, "reason": "down"},
+                headers=SAME_ORIGIN,
+            )
+            resumes = [
+                await client.post(
+                    f"/kinds/{kind}/resume", data={"token": TOKEN}, headers=SAME_ORIGIN
+                )
+                for kind in KINDS
+            ]
+
+        assert [r.status_code for r in (pause, *resumes)] == [403, 403, 403]
+        for response in (pause, *resumes):
+            assert ONLY_SELECT_PAUSES in response.text
+        assert world.state.pauses == before
+
+    async def test_what_the_view_refuses_before_writing_is_answered_as_for_any_role(
+        self, world: WebWorld
+    ) -> None:
+        async with world.client(token=TOKEN, read_only=True) as client:
+            unknown = await client.post(
+                "/kinds/legacy/pause", data={"token": TOKEN}, headers=SAME_ORIGIN
+            )
+            too_long = await client.post(
+                "/kinds/token_cleanup/pause",
+                data={"token": TOKEN, "reason": "x" * 1001},
+                headers=SAME_ORIGIN,
+            )
+            nul = await client.post(
+                "/kinds/a%00/resume", data={"token": TOKEN}, headers=SAME_ORIGIN
+            )
+
+        assert (unknown.status_code, too_long.status_code, nul.status_code) == (404, 400, 400)
+        assert ">Unknown kind &#39;legacy&#39;" in unknown.text
+        assert ">Refused: a pause reason is at most 1000 characters" in too_long.text
+        assert ">Refused: the kind contains a NUL character" in nul.text
+        assert world.state.pauses == {}

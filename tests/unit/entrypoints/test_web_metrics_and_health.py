@@ -133,6 +133,10 @@ async def test_every_gauge_says_what_it_measures(world: WebWorld) -> None:
         "that finished, or last heartbeated, in the last hour.",
         "# HELP workqueue_failures_last_hour Items of each kind that ended unsuccessfully (status "
         "failed, or another unsuccessful final status) in the last hour.",
+        "# HELP workqueue_kind_paused 1 when the kind is paused (workqueue pause, or the view's "
+        "Pause): no worker claims its items until it is resumed; 0 when it is not.",
+        "# HELP workqueue_kind_paused_since_seconds When each paused kind was paused, in seconds "
+        "since the Unix epoch.",
         "# HELP workqueue_finished_counts_age_seconds Seconds since the finished items in "
         "workqueue_items were counted.",
     ]
@@ -260,3 +264,46 @@ async def test_kinds_in_the_table_but_not_served_are_still_measured(world: WebWo
 
     assert found[("workqueue_items", kind_status("legacy", "queued"))] == 1
     assert found[("workqueue_oldest_queued_age_seconds", kind("legacy"))] == 0
+
+
+class TestPausedKinds:
+    async def test_each_kind_says_whether_it_is_paused_and_a_paused_one_since_when(
+        self, world: WebWorld
+    ) -> None:
+        await world.clock.advance(1.5)
+        await world.store.pause_kind("token_cleanup", reason="partner down")
+        await world.clock.advance(60)
+        await world.store.pause_kind("legacy")
+
+        async with world.client() as client:
+            lines = (await client.get("/metrics")).text.splitlines()
+
+        start = lines.index("# TYPE workqueue_kind_paused gauge")
+        assert lines[start : start + 9] == [
+            "# TYPE workqueue_kind_paused gauge",
+            'workqueue_kind_paused{kind="legacy"} 1.0',
+            'workqueue_kind_paused{kind="token_cleanup"} 1.0',
+            'workqueue_kind_paused{kind="work_item_retention"} 0.0',
+            "# HELP workqueue_kind_paused_since_seconds When each paused kind was paused, in "
+            "seconds since the Unix epoch.",
+            "# TYPE workqueue_kind_paused_since_seconds gauge",
+            'workqueue_kind_paused_since_seconds{kind="legacy"} 1.7672256615e+09',
+            'workqueue_kind_paused_since_seconds{kind="token_cleanup"} 1.7672256015e+09',
+            "# HELP workqueue_finished_counts_age_seconds Seconds since the finished items in "
+            "workqueue_items were counted.",
+        ]
+        # The paused kind no one serves is measured as every kind is.
+        assert 'workqueue_items{kind="legacy",status="queued"} 0.0' in lines
+
+    async def test_no_kind_paused_is_0_for_each_and_no_time(self, world: WebWorld) -> None:
+        async with world.client() as client:
+            found = samples((await client.get("/metrics")).text)
+
+        assert {
+            (name, labels): value
+            for (name, labels), value in found.items()
+            if name.startswith("workqueue_kind_paused")
+        } == {
+            ("workqueue_kind_paused", kind("token_cleanup")): 0,
+            ("workqueue_kind_paused", kind("work_item_retention")): 0,
+        }

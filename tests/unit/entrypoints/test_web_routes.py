@@ -57,6 +57,7 @@ class TestOverview:
                 "token_cleanup": {"enqueued_at": "2026-01-01T00:00:04Z", "age_seconds": 1.5}
             },
             "oldest_queued_age_seconds": 1.5,
+            "paused": [],
         }
 
     async def test_ages_are_given_to_the_millisecond(self, world: WebWorld) -> None:
@@ -491,6 +492,8 @@ class TestEverywhere:
             "/api/queued",
             "/api/failures",
             "/api/items/1",
+            "/api/schedules",
+            "/api/pauses",
             "/metrics",
             "/healthz",
             "/nowhere",
@@ -563,7 +566,8 @@ class TestEverywhere:
         item = await world.failed("x")
         await world.running()
         await world.queue.enqueue(TokenCleanup())
-        before = world.state.snapshot()
+        await world.store.pause_kind("work_item_retention")
+        before = world.state.snapshot(), dict(world.state.pauses)
 
         async with world.client() as client:
             for path in [
@@ -573,12 +577,13 @@ class TestEverywhere:
                 "/api/running",
                 "/api/queued",
                 "/api/failures",
+                "/api/pauses",
                 "/metrics",
                 "/healthz",
             ]:
                 assert (await client.get(path)).status_code == 200
 
-        assert world.state.snapshot() == before
+        assert (world.state.snapshot(), world.state.pauses) == before
 
 
 class TestSchedules:
@@ -618,3 +623,66 @@ class TestSchedules:
         assert '<tr id="schedule-token_cleanup">' in page
         assert "<code>0 3 * * *</code> in Europe/Paris (skip while one runs)" in page
         assert "<td>every 1 d 0 h</td>" in page
+
+
+class TestPausedKinds:
+    async def test_the_api_lists_each_paused_kind_since_when_and_why(self, world: WebWorld) -> None:
+        await world.store.pause_kind("token_cleanup", reason="partner down")
+        await world.clock.advance(1.5)
+        await world.store.pause_kind("legacy")
+
+        async with world.client() as client:
+            pauses = (await client.get("/api/pauses")).json()
+            overview = (await client.get("/api/overview")).json()
+
+        paused = [
+            {"kind": "legacy", "paused_at": "2026-01-01T00:00:01.500000Z", "reason": None},
+            {
+                "kind": "token_cleanup",
+                "paused_at": "2026-01-01T00:00:00Z",
+                "reason": "partner down",
+            },
+        ]
+        assert pauses == {"now": "2026-01-01T00:00:01.500000Z", "pauses": paused}
+        assert overview["paused"] == paused
+        # A paused kind has its row, though no item has it and this view does not serve it.
+        assert overview["counts"]["legacy"] == zero_counts()
+
+    async def test_no_paused_kind_is_an_empty_list(self, world: WebWorld) -> None:
+        async with world.client() as client:
+            response = await client.get("/api/pauses")
+
+        assert response.status_code == 200
+        assert response.json() == {"now": "2026-01-01T00:00:00Z", "pauses": []}
+
+    async def test_the_page_marks_a_paused_kind_with_its_time_and_reason_as_text(
+        self, world: WebWorld
+    ) -> None:
+        await world.store.pause_kind("work_item_retention", reason='<script>x</script> & "why"')
+        await world.clock.advance(30)
+        await world.store.pause_kind("token_cleanup")
+
+        async with world.client() as client:
+            html = (await client.get("/")).text
+
+        retention = html.split('<a href="/?kind=work_item_retention">work_item_retention</a>')[1]
+        retention = retention.split("</th>")[0]
+        assert (
+            '<span class="paused" title="No worker claims its items until it is resumed.">'
+            "paused since 2026-01-01T00:00:00Z</span> "
+            '<span class="pause-reason">&lt;script&gt;x&lt;/script&gt; &amp; &#34;why&#34;</span>'
+        ) in retention
+        cleanup = html.split('<a href="/?kind=token_cleanup">token_cleanup</a>')[1]
+        cleanup = cleanup.split("</th>")[0]
+        assert "paused since 2026-01-01T00:00:30Z</span>" in cleanup
+        assert "pause-reason" not in cleanup
+        assert "<script>x" not in html
+
+    async def test_the_api_says_when_the_database_does_not_answer(self, world: WebWorld) -> None:
+        world.state.unavailable = True
+
+        async with world.client() as client:
+            response = await client.get("/api/pauses")
+
+        assert response.status_code == 503
+        assert response.json() == {"error": "the database does not answer"}

@@ -27,6 +27,7 @@ from workqueue.application.registry import KindCatalog
 from workqueue.domain import (
     CancelOutcome,
     EnqueueResult,
+    KindPause,
     RunOutcome,
     TokenCleanup,
     WorkItem,
@@ -34,6 +35,7 @@ from workqueue.domain import (
     WorkPayload,
     WorkSchedule,
     WorkStore,
+    checked_pause,
 )
 from workqueue.entrypoints.web.actions import WebActions
 from workqueue.entrypoints.web.app import create_app
@@ -90,6 +92,10 @@ class PostgresLikeStore(InMemoryWorkStore):
         as_postgresql_would(item_id, reason)
         return await super().cancel(item_id, reason=reason)
 
+    async def resume_kind(self, kind: str) -> bool:
+        as_postgresql_would(kind)
+        return await super().resume_kind(kind)
+
 
 class PostgresLikeMonitor(InMemoryWorkMonitor):
     """The in-memory monitor, refusing the values PostgreSQL refuses (see the module)."""
@@ -111,17 +117,26 @@ class PermissionDeniedError(Exception):
     sqlstate = "42501"
 
 
-def _denied() -> PermissionDeniedError:
-    return PermissionDeniedError("permission denied for table work_items")
+def _denied(table: str = "work_items") -> PermissionDeniedError:
+    return PermissionDeniedError(f"permission denied for table {table}")
 
 
 class ReadOnlyStore(PostgresLikeStore):
-    """The store of a role with only SELECT on work_items: it reads; a cancel is refused."""
+    """The store of a role with only SELECT on work_items and work_kind_pauses: it reads;
+    a cancel, a pause and a resume are refused."""
 
     async def cancel(self, item_id: int, *, reason: str) -> CancelOutcome:
         # The values are checked before the statement runs, the grants when it runs.
         as_postgresql_would(item_id, reason)
         raise _denied()
+
+    async def pause_kind(self, kind: str, *, reason: str | None = None) -> KindPause:
+        checked_pause(kind, reason)
+        raise _denied("work_kind_pauses")
+
+    async def resume_kind(self, kind: str) -> bool:
+        as_postgresql_would(kind)
+        raise _denied("work_kind_pauses")
 
 
 class ReadOnlyQueue(InMemoryWorkQueue):

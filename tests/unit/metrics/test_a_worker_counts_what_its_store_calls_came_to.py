@@ -22,6 +22,7 @@ from workqueue.domain import (
     CancelOutcome,
     EnqueueRequest,
     HeartbeatAnswer,
+    KindPause,
     Lease,
     RecoveryResult,
     RunOutcome,
@@ -502,6 +503,12 @@ class Recording(WorkStore):
     async def cancel(self, *args: Any, **kwargs: Any) -> Any:
         return self._answer("cancel", *args, **kwargs)
 
+    async def pause_kind(self, *args: Any, **kwargs: Any) -> Any:
+        return self._answer("pause_kind", *args, **kwargs)
+
+    async def resume_kind(self, *args: Any, **kwargs: Any) -> Any:
+        return self._answer("resume_kind", *args, **kwargs)
+
     async def recover_expired(self, *args: Any, **kwargs: Any) -> Any:
         return self._answer("recover_expired", *args, **kwargs)
 
@@ -527,6 +534,8 @@ ANSWERS: dict[str, object] = {
     "complete_and_claim": (True, None),
     "complete_and_claim_many": [(True, None)],
     "cancel": CancelOutcome.REQUESTED,
+    "pause_kind": KindPause("k", datetime(2026, 1, 3, tzinfo=UTC), "partner down"),
+    "resume_kind": True,
     "recover_expired": RecoveryResult(),
     "purge_finished": 7,
     "get": None,
@@ -562,6 +571,8 @@ async def test_every_call_is_passed_on_as_made_and_answered_as_the_store_answere
         ("finish", store.finish(lease, RunOutcome.released({"p": 5}))),
         ("finish", store.finish(lease, RunOutcome.cancelled({"p": 6}))),
         ("cancel", store.cancel(7, reason="operator")),
+        ("pause_kind", store.pause_kind("k", reason="partner down")),
+        ("resume_kind", store.resume_kind("k")),
         ("recover_expired", store.recover_expired(max_stalls=3)),
         ("purge_finished", store.purge_finished(finished_before=cutoff, limit=9)),
         ("get", store.get(42)),
@@ -594,6 +605,8 @@ async def test_every_call_is_passed_on_as_made_and_answered_as_the_store_answere
         ("finish", (lease, RunOutcome.released({"p": 5})), {}),
         ("finish", (lease, RunOutcome.cancelled({"p": 6})), {}),
         ("cancel", (7,), {"reason": "operator"}),
+        ("pause_kind", ("k",), {"reason": "partner down"}),
+        ("resume_kind", ("k",), {}),
         ("recover_expired", (), {"max_stalls": 3}),
         ("purge_finished", (), {"finished_before": cutoff, "limit": 9}),
         ("get", (42,), {}),

@@ -15,6 +15,7 @@ from workqueue.adapters.memory.state import InMemoryState
 from workqueue.domain import (
     LIVE_STATUSES,
     UNSUCCESSFUL_STATUSES,
+    KindPause,
     ScheduleTurn,
     WorkItem,
     WorkMonitor,
@@ -126,6 +127,11 @@ class InMemoryWorkMonitor(WorkMonitor):
             newest = max((item for item in candidates if item is not None), key=_id, default=None)
             turns[kind] = ScheduleTurn(newest=newest, fired_at=self._state.fires.get(kind))
         return turns
+
+    async def paused_kinds(self) -> list[KindPause]:
+        """The paused kinds, by kind name."""
+        self._state.check_available()
+        return [self._state.pauses[kind] for kind in sorted(self._state.pauses)]
 
 
 def _id(item: WorkItem) -> int:

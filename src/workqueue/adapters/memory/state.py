@@ -14,7 +14,7 @@ from copy import deepcopy
 from dataclasses import dataclass, replace
 from datetime import datetime
 
-from workqueue.domain import StoreUnavailableError, WorkItem
+from workqueue.domain import KindPause, StoreUnavailableError, WorkItem
 
 __all__ = ["InMemoryState", "StoredRefreshToken"]
 
@@ -47,6 +47,7 @@ class InMemoryState:
     - ``refresh_tokens``: refresh tokens by id.
     - ``fires``: ``work_schedules``: the newest fire time each cron kind had its turn
       at, by kind.
+    - ``pauses``: ``work_kind_pauses``: the paused kinds, by kind.
     - ``unavailable``: while True, every adapter call on this state raises
       :class:`~workqueue.domain.StoreUnavailableError` before touching anything, as if the
       database were down. Tests of the callers' retry paths set it.
@@ -56,6 +57,7 @@ class InMemoryState:
         self.items: dict[int, WorkItem] = {}
         self.refresh_tokens: dict[int, StoredRefreshToken] = {}
         self.fires: dict[str, datetime] = {}
+        self.pauses: dict[str, KindPause] = {}
         self.unavailable = False
         self._item_ids = itertools.count(1)
         self._token_ids = itertools.count(1)

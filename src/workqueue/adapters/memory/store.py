@@ -38,6 +38,9 @@ leaves open, made here and checked by the contract kit
   ``succeeded``, the request left as history). Recovery of an expired item whose
   cancel was requested cancels it, counting no stall; that wins over stalling and
   superseding. A release of such an item cancels it too.
+- **Pauses** (docs/adr/0034) live in the state beside the items: a claim leaves
+  out the paused kinds; a resume announces the kind as an enqueue does, so that
+  idle workers of it wake.
 - **Due-ness** looks at the newest ``finished_at`` of the kind's finished items
   (any final status): due when ``now - newest >= interval``.
 - **Purge** deletes the oldest ``finished_at`` first (ties by id) among items
@@ -60,6 +63,7 @@ from workqueue.domain import (
     CancelOutcome,
     Clock,
     HeartbeatAnswer,
+    KindPause,
     Lease,
     ProgressSnapshot,
     RecoveryResult,
@@ -69,6 +73,7 @@ from workqueue.domain import (
     WorkStatus,
     WorkStore,
     checked_cancel_reason,
+    checked_pause,
     kind_name,
     next_claimable,
     next_run_at,
@@ -104,7 +109,7 @@ class InMemoryWorkStore(WorkStore):
         :raises StoreUnavailableError: if the state is marked unavailable.
         """
         self._state.check_available()
-        wanted = {kind_name(kind) for kind in kinds}
+        wanted = {kind_name(kind) for kind in kinds} - self._state.pauses.keys()
         now = self._clock.now()
         item = next_claimable(self._state.items.values(), wanted, now)
         if item is None:
@@ -128,7 +133,7 @@ class InMemoryWorkStore(WorkStore):
         :raises StoreUnavailableError: if the state is marked unavailable.
         """
         self._state.check_available()
-        wanted = {kind_name(kind) for kind in kinds}
+        wanted = {kind_name(kind) for kind in kinds} - self._state.pauses.keys()
         return next_run_at(self._state.items.values(), wanted, self._clock.now())
 
     async def heartbeat(
@@ -190,6 +195,28 @@ class InMemoryWorkStore(WorkStore):
             return CancelOutcome.ALREADY_REQUESTED
         self._state.write(replace(item, cancel_reason=reason))
         return CancelOutcome.REQUESTED
+
+    async def pause_kind(self, kind: str, *, reason: str | None = None) -> KindPause:
+        """Pause ``kind`` unless it is paused; return the pause in force.
+
+        :raises InvalidPauseError: if no store can hold ``kind`` or ``reason``.
+        :raises StoreUnavailableError: if the state is marked unavailable.
+        """
+        reason = checked_pause(kind, reason)
+        self._state.check_available()
+        pause = KindPause(kind=kind, paused_at=self._clock.now(), reason=reason)
+        return self._state.pauses.setdefault(kind, pause)
+
+    async def resume_kind(self, kind: str) -> bool:
+        """End the pause of ``kind`` and wake its idle workers; whether it was paused.
+
+        :raises StoreUnavailableError: if the state is marked unavailable.
+        """
+        self._state.check_available()
+        if self._state.pauses.pop(kind, None) is None:
+            return False
+        self._state.announce_enqueued(kind)
+        return True
 
     async def recover_expired(self, *, max_stalls: int) -> RecoveryResult:
         """Return every running item whose lease expired (``lease_expires_at < now``).

@@ -14,11 +14,12 @@ from datetime import datetime
 
 import asyncpg
 
-from workqueue.adapters.postgres.rows import work_item_from_row
+from workqueue.adapters.postgres.rows import kind_pause_from_row, work_item_from_row
 from workqueue.adapters.postgres.sql import load_statements
 from workqueue.adapters.postgres.unavailable import connection_loss_as_unavailable
 from workqueue.domain import (
     LARGEST_ITEM_ID,
+    KindPause,
     ScheduleTurn,
     WorkItem,
     WorkMonitor,
@@ -141,3 +142,12 @@ class PostgresWorkMonitor(WorkMonitor):  # pragma: no mutate block
             )
             for row in rows
         }
+
+    async def paused_kinds(self) -> list[KindPause]:
+        """See :meth:`~workqueue.domain.WorkMonitor.paused_kinds`.
+
+        Reads ``work_kind_pauses``: the role needs ``SELECT`` on it.
+
+        :raises StoreUnavailableError: if the database cannot be reached.
+        """
+        return [kind_pause_from_row(row) for row in await self._fetch("paused_kinds")]

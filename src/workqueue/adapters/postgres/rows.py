@@ -9,7 +9,7 @@ from typing import Any
 import asyncpg
 
 from workqueue.adapters.postgres.columns import ITEM_COLUMNS
-from workqueue.domain import Failure, WorkItem, WorkStatus
+from workqueue.domain import Failure, KindPause, WorkItem, WorkStatus
 
 __all__ = ["failures_of", "work_item_from_row"]
 
@@ -46,3 +46,8 @@ def _status(value: str) -> WorkStatus:
         return _STATUSES[value]
     except KeyError:
         return WorkStatus(value)  # not a status: raises ValueError naming the value
+
+
+def kind_pause_from_row(row: asyncpg.Record) -> KindPause:
+    """A :class:`~workqueue.domain.KindPause` from a row of ``work_kind_pauses``."""
+    return KindPause(kind=row["kind"], paused_at=row["paused_at"], reason=row["reason"])

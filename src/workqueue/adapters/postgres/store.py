@@ -28,9 +28,10 @@ from typing import TypeVar
 import asyncpg
 from pydantic import JsonValue
 
+from workqueue.adapters.postgres.channel import CHANNEL
 from workqueue.adapters.postgres.held import HeldConnection
 from workqueue.adapters.postgres.pool import lease_columns
-from workqueue.adapters.postgres.rows import work_item_from_row
+from workqueue.adapters.postgres.rows import kind_pause_from_row, work_item_from_row
 from workqueue.adapters.postgres.sql import load_statements
 from workqueue.adapters.postgres.unavailable import connection_loss_as_unavailable
 from workqueue.domain import (
@@ -38,6 +39,7 @@ from workqueue.domain import (
     CancelOutcome,
     Clock,
     HeartbeatAnswer,
+    KindPause,
     Lease,
     LeaseProgress,
     ProgressSnapshot,
@@ -49,6 +51,7 @@ from workqueue.domain import (
     WorkStatus,
     WorkStore,
     checked_cancel_reason,
+    checked_pause,
     claim_order,
     kind_name,
 )
@@ -357,6 +360,29 @@ class PostgresWorkStore(WorkStore):  # pragma: no mutate block
             )
         assert row is not None  # the statement always returns its one row
         return cancel_outcome(row["changed"], row["status"], row["requested"])
+
+    async def pause_kind(self, kind: str, *, reason: str | None = None) -> KindPause:
+        """Pause ``kind`` unless it is paused (a row of ``work_kind_pauses``); the pause in force.
+
+        :raises InvalidPauseError: if no store can hold ``kind`` or ``reason``.
+        :raises StoreUnavailableError: if the database cannot be reached.
+        """
+        reason = checked_pause(kind, reason)
+        with connection_loss_as_unavailable():
+            row = await self._connection.fetchrow(
+                _SQL["pause_kind"], kind, self._clock.now(), reason
+            )
+        assert row is not None  # the statement always returns its one row
+        return kind_pause_from_row(row)
+
+    async def resume_kind(self, kind: str) -> bool:
+        """End the pause of ``kind`` and notify its idle workers; whether it was paused.
+
+        :raises StoreUnavailableError: if the database cannot be reached.
+        """
+        with connection_loss_as_unavailable():
+            resumed = await self._connection.fetchval(_SQL["resume_kind"], kind, CHANNEL)
+        return bool(resumed)
 
     async def recover_expired(self, *, max_stalls: int) -> RecoveryResult:
         """Return every running item whose lease expired (``lease_expires_at < now``).

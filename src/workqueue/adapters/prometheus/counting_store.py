@@ -13,6 +13,7 @@ from workqueue.adapters.prometheus.worker_metrics import WorkerMetrics
 from workqueue.domain import (
     CancelOutcome,
     HeartbeatAnswer,
+    KindPause,
     Lease,
     LeaseProgress,
     ProgressSnapshot,
@@ -143,6 +144,12 @@ class CountingWorkStore(WorkStore):
 
     async def cancel(self, item_id: int, *, reason: str) -> CancelOutcome:
         return await self._store.cancel(item_id, reason=reason)
+
+    async def pause_kind(self, kind: str, *, reason: str | None = None) -> KindPause:
+        return await self._store.pause_kind(kind, reason=reason)
+
+    async def resume_kind(self, kind: str) -> bool:
+        return await self._store.resume_kind(kind)
 
     async def recover_expired(self, *, max_stalls: int) -> RecoveryResult:
         result = await self._store.recover_expired(max_stalls=max_stalls)

@@ -1,5 +1,5 @@
 """The short-lived CLI commands: ``migrate``, ``status``, ``show``, ``schedules``,
-``enqueue``, ``cancel``, ``requeue``.
+``enqueue``, ``cancel``, ``requeue``, ``pause``, ``resume``.
 
 Each takes a container (so tests can hand it one wired to in-memory adapters)
 and a stream for its output, and raises on failure; :mod:`workqueue.entrypoints.cli` turns
@@ -16,6 +16,7 @@ from workqueue.entrypoints.commands.enqueue import (
     run_at_text,
 )
 from workqueue.entrypoints.commands.migrate import migrate_database
+from workqueue.entrypoints.commands.pause import pause_work, resume_work
 from workqueue.entrypoints.commands.schedules import list_schedules
 from workqueue.entrypoints.commands.show import show_item
 from workqueue.entrypoints.commands.status import show_status
@@ -26,8 +27,10 @@ __all__ = [
     "enqueue_work",
     "list_schedules",
     "migrate_database",
+    "pause_work",
     "payload_file_text",
     "requeue_item",
+    "resume_work",
     "run_at_text",
     "show_item",
     "show_status",

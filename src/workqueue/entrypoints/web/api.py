@@ -1,11 +1,13 @@
 """``/api/``: the page's data as JSON, for scripts. Read-only; documented in the README.
 
-- ``GET /api/overview``: counts per kind and status, totals, the oldest queued items.
+- ``GET /api/overview``: counts per kind and status, totals, the oldest queued items,
+  the paused kinds.
 - ``GET /api/running``: every running item.
 - ``GET /api/queued?kind=&after=&limit=``: queued items oldest first, keyset-paged.
 - ``GET /api/failures?limit=``: the latest unsuccessful items, with their errors.
 - ``GET /api/items/{id}``: one item's whole row.
 - ``GET /api/schedules``: every periodic kind's schedule, its last run and its next.
+- ``GET /api/pauses``: every paused kind, since when and why.
 
 A bad parameter answers 400 and an unknown item 404, each ``{"error": "..."}``.
 """
@@ -20,7 +22,7 @@ from starlette.responses import JSONResponse
 
 from workqueue.domain import WorkItem
 from workqueue.entrypoints.timestamps import iso_timestamp
-from workqueue.entrypoints.web.documents import item_document, overview_document
+from workqueue.entrypoints.web.documents import item_document, overview_document, pause_document
 from workqueue.entrypoints.web.reads import (
     FAILURES_SHOWN,
     LARGEST_ID,
@@ -38,6 +40,7 @@ __all__ = [
     "api_failures",
     "api_item",
     "api_overview",
+    "api_pauses",
     "api_queued",
     "api_running",
     "api_schedules",
@@ -45,7 +48,7 @@ __all__ = [
 
 
 async def api_overview(request: Request) -> JSONResponse:
-    """Counts, totals and the oldest queued item of each kind."""
+    """Counts, totals, the oldest queued item of each kind, and the paused kinds."""
     overview = await services(request).overview.read()
     return JSONResponse({"read_only": True, **overview_document(overview)})
 
@@ -108,3 +111,15 @@ async def api_schedules(request: Request) -> JSONResponse:
     found = services(request)
     now = found.clock.now()
     return JSONResponse({"now": iso_timestamp(now), "schedules": await read_schedules(found, now)})
+
+
+async def api_pauses(request: Request) -> JSONResponse:
+    """Every paused kind by kind name: since when, and why (null: no reason given)."""
+    found = services(request)
+    pauses = await found.monitor.paused_kinds()
+    return JSONResponse(
+        {
+            "now": iso_timestamp(found.clock.now()),
+            "pauses": [pause_document(pause) for pause in pauses],
+        }
+    )

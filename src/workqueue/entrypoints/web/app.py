@@ -2,8 +2,9 @@
 
 :func:`create_app` takes the services (the composition root,
 :mod:`workqueue.entrypoints.web.container`, builds them; tests pass in-memory ones) and
-returns a Starlette application. Every route reads, but the two POSTs of
-:mod:`workqueue.entrypoints.web.actions` (cancel, requeue), which need the admin token.
+returns a Starlette application. Every route reads, but the POSTs of
+:mod:`workqueue.entrypoints.web.actions` (cancel, requeue, pause, resume), which need the
+admin token.
 Every route answers only requests for a host the view serves
 (:mod:`workqueue.entrypoints.web.hosts`).
 
@@ -31,6 +32,7 @@ from workqueue.entrypoints.web.api import (
     api_failures,
     api_item,
     api_overview,
+    api_pauses,
     api_queued,
     api_running,
     api_schedules,
@@ -44,8 +46,10 @@ from workqueue.entrypoints.web.pages import (
     item_page,
     overview_fragment,
     overview_page,
+    pause_kind,
     render,
     requeue_item,
+    resume_kind,
 )
 from workqueue.entrypoints.web.reads import BadQueryError, WebServices, services
 from workqueue.entrypoints.web.templating import environment
@@ -157,6 +161,9 @@ def create_app(services: WebServices, *, allowed_hosts: Collection[str]) -> Star
             Route("/items/{item_id:int}", item_page),
             Route("/items/{item_id:int}/cancel", cancel_item, methods=_ACTION_METHODS),
             Route("/items/{item_id:int}/requeue", requeue_item, methods=_ACTION_METHODS),
+            # A kind is any text, a "/" too: the path convertor takes it whole.
+            Route("/kinds/{kind:path}/pause", pause_kind, methods=_ACTION_METHODS),
+            Route("/kinds/{kind:path}/resume", resume_kind, methods=_ACTION_METHODS),
             Route("/fragments/overview", overview_fragment),
             Route("/fragments/items/{item_id:int}", item_fragment),
             Route("/api/overview", api_overview),
@@ -165,6 +172,7 @@ def create_app(services: WebServices, *, allowed_hosts: Collection[str]) -> Star
             Route("/api/failures", api_failures),
             Route("/api/items/{item_id:int}", api_item),
             Route("/api/schedules", api_schedules),
+            Route("/api/pauses", api_pauses),
             Route("/metrics", metrics),
             Route("/healthz", healthz),
             Mount("/static", StaticFiles(packages=[("workqueue.entrypoints.web", "static")])),

@@ -12,7 +12,7 @@ from datetime import datetime
 
 from pydantic import JsonValue
 
-from workqueue.domain import WorkItem, WorkStatus
+from workqueue.domain import KindPause, WorkItem, WorkStatus
 from workqueue.entrypoints.timestamps import iso_timestamp
 from workqueue.entrypoints.web.overview import Overview, oldest_queued_age, totals_by_status
 
@@ -22,6 +22,7 @@ __all__ = [
     "item_document",
     "lease_left",
     "overview_document",
+    "pause_document",
     "pretty_json",
     "seconds_between",
 ]
@@ -94,8 +95,17 @@ def item_document(item: WorkItem, now: datetime) -> dict[str, JsonValue]:
     }
 
 
+def pause_document(pause: KindPause) -> dict[str, JsonValue]:
+    """A paused kind: since when, and why (null: no reason given)."""
+    return {
+        "kind": pause.kind,
+        "paused_at": iso_timestamp(pause.paused_at),
+        "reason": pause.reason,
+    }
+
+
 def overview_document(overview: Overview) -> dict[str, JsonValue]:
-    """The counts and the oldest queued items of ``overview``."""
+    """The counts, the oldest queued items and the paused kinds of ``overview``."""
     return {
         "now": iso_timestamp(overview.now),
         "statuses": [status.value for status in WorkStatus],
@@ -113,6 +123,7 @@ def overview_document(overview: Overview) -> dict[str, JsonValue]:
             for kind, enqueued_at in overview.oldest_queued.items()
         },
         "oldest_queued_age_seconds": _rounded(oldest_queued_age(overview)),
+        "paused": [pause_document(pause) for pause in overview.pauses],
     }
 
 

@@ -1,7 +1,7 @@
 """``/metrics``: the queue as Prometheus gauges, read from the table at scrape time.
 
-A scrape reads a :class:`QueueSample` through the monitor (the overview, the
-running items, the last hour's failures and stalls), then a
+A scrape reads a :class:`QueueSample` through the monitor (the overview with its
+paused kinds, the running items, the last hour's failures and stalls), then a
 :class:`QueueCollector` over that sample writes the text format. The collector
 lives for one scrape, in a registry of its own, so no state is kept between
 scrapes but the finished counts of :class:`~workqueue.entrypoints.web.overview.OverviewReader`.
@@ -124,6 +124,18 @@ class QueueCollector(Collector):
             "unsuccessful final status) in the last hour.",
             labels=["kind", "status"],
         )
+        paused = GaugeMetricFamily(
+            "workqueue_kind_paused",
+            "1 when the kind is paused (workqueue pause, or the view's Pause): no worker "
+            "claims its items until it is resumed; 0 when it is not.",
+            labels=["kind"],
+        )
+        paused_since = GaugeMetricFamily(
+            "workqueue_kind_paused_since_seconds",
+            "When each paused kind was paused, in seconds since the Unix epoch.",
+            labels=["kind"],
+        )
+        pauses = {pause.kind: pause for pause in overview.pauses}
         ages = _oldest_heartbeat_ages(sample.running, overview.now)
         for kind, by_status in overview.counts.items():
             for status, count in by_status.items():
@@ -134,13 +146,18 @@ class QueueCollector(Collector):
             )
             heartbeats.add_metric([kind], ages.get(kind, 0))
             stalls.add_metric([kind], sample.stalls.get(kind, 0))
+            paused.add_metric([kind], 1 if kind in pauses else 0)
         for (kind, status), count in sorted(sample.failures.items()):
             failures.add_metric([kind, status.value], count)
+        for kind, pause in pauses.items():
+            paused_since.add_metric([kind], pause.paused_at.timestamp())
         yield items
         yield oldest
         yield heartbeats
         yield stalls
         yield failures
+        yield paused
+        yield paused_since
         yield GaugeMetricFamily(
             "workqueue_finished_counts_age_seconds",
             "Seconds since the finished items in workqueue_items were counted.",

@@ -1,4 +1,5 @@
-"""The overview of the queue: counts per kind and status, and the oldest queued item.
+"""The overview of the queue: counts per kind and status, the oldest queued item, the
+paused kinds.
 
 Live counts (queued, running) are read at every look. The finished counts read
 the whole history (up to retention: a million rows or more), so they are read at
@@ -17,7 +18,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 
-from workqueue.domain import Clock, WorkMonitor, WorkStatus
+from workqueue.domain import Clock, KindPause, WorkMonitor, WorkStatus
 
 __all__ = [
     "FINISHED_COUNTS_MAX_AGE",
@@ -41,16 +42,18 @@ Counts = dict[tuple[str, WorkStatus], int]
 class Overview:
     """One look at the queue, at :attr:`now` on the clock.
 
-    - ``counts``: every kind (served or found in the table) by every status, 0 where
-      none; the finished ones as of ``finished_counted_at``.
+    - ``counts``: every kind (served, paused or found in the table) by every status,
+      0 where none; the finished ones as of ``finished_counted_at``.
     - ``oldest_queued``: per kind with queued items, the ``enqueued_at`` of the
       one a claim takes next.
+    - ``pauses``: the kinds no worker claims now, by kind name.
     """
 
     now: datetime
     counts: dict[str, dict[WorkStatus, int]]
     finished_counted_at: datetime
     oldest_queued: dict[str, datetime]
+    pauses: list[KindPause]
 
 
 def counts_by_kind(
@@ -137,7 +140,8 @@ class OverviewReader:
 
     :param monitor: the read-only port.
     :param clock: stamps each look.
-    :param kinds: the kinds this process serves, shown even when they have no items.
+    :param kinds: the kinds this process serves, shown even when they have no items
+        (:attr:`kinds`: the actions pause only these).
     :param finished_max_age: see :data:`FINISHED_COUNTS_MAX_AGE`.
     """
 
@@ -151,7 +155,7 @@ class OverviewReader:
     ) -> None:
         self._monitor = monitor
         self._clock = clock
-        self._kinds = sorted(kinds)
+        self.kinds = frozenset(kinds)
         self.finished = FinishedCounts(monitor, clock, max_age=finished_max_age)
 
     async def read(self) -> Overview:
@@ -162,11 +166,15 @@ class OverviewReader:
         live = await self._monitor.count_live()
         oldest = await self._monitor.oldest_queued()
         finished, counted_at = await self.finished.current()
+        pauses = await self._monitor.paused_kinds()
+        # A paused kind has its row even when it has no items and is not served here.
+        kinds = [*self.kinds, *(pause.kind for pause in pauses)]
         return Overview(
             now=self._clock.now(),
-            counts=counts_by_kind(self._kinds, live, finished),
+            counts=counts_by_kind(kinds, live, finished),
             finished_counted_at=counted_at,
             oldest_queued=dict(sorted(oldest.items())),
+            pauses=pauses,
         )
 
     async def close(self) -> None:

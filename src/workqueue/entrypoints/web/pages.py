@@ -1,10 +1,11 @@
 """The HTML pages, and the fragments their script fetches to refresh without a reload.
 
-``/`` is the overview: counts, the oldest queued item, every running item, a
-page of queued items (filtered by kind, keyset-paged) and the latest
-unsuccessful items. ``/items/{id}`` is one item's whole row, with the Cancel or
-Requeue form when the view has its admin token (:mod:`workqueue.entrypoints.web.actions`). Each
-page marks a
+``/`` is the overview: counts, the oldest queued item and the paused kinds,
+every running item, a page of queued items (filtered by kind, keyset-paged) and
+the latest unsuccessful items; with the admin token, a Pause or Resume button on
+each kind's row. ``/items/{id}`` is one item's whole row, with the Cancel or
+Requeue form when the view has its admin token (:mod:`workqueue.entrypoints.web.actions`).
+Each page marks a
 region with ``data-live-src``: ``/static/live.js`` fetches that URL (the same
 templates, rendered as a fragment) every 2 s and swaps the region's content.
 """
@@ -17,7 +18,7 @@ from urllib.parse import urlencode
 from starlette.requests import Request
 from starlette.responses import Response
 
-from workqueue.entrypoints.web.actions import act
+from workqueue.entrypoints.web.actions import act, act_on_kind
 from workqueue.entrypoints.web.documents import item_document, overview_document
 from workqueue.entrypoints.web.reads import (
     FAILURES_SHOWN,
@@ -39,8 +40,10 @@ __all__ = [
     "not_found",
     "overview_fragment",
     "overview_page",
+    "pause_kind",
     "render",
     "requeue_item",
+    "resume_kind",
 ]
 
 REFRESH_SECONDS = 2
@@ -86,6 +89,8 @@ async def _overview_context(request: Request) -> dict[str, Any]:
         "next_after": page.next_after,
         "failures": running_queued_failures[2],
         "schedules": schedules,
+        # The kinds a Pause button is shown for: those the actions pause.
+        "pausable": found.overview.kinds,
         "live_src": f"/fragments/overview?{query}",
     }
 
@@ -137,6 +142,25 @@ async def cancel_item(request: Request) -> Response:
 async def requeue_item(request: Request) -> Response:
     """``POST /items/{id}/requeue``: the item's page, saying what the requeue did."""
     return await _after_action(request, "requeue")
+
+
+async def _after_kind_action(request: Request, verb: str) -> Response:
+    found = services(request)
+    notice, status = await act_on_kind(request, found.actions, found.overview.kinds, verb)
+    if status == 404:
+        return render(request, "problem.html", {"title": "Not found", "message": notice}, status)
+    context = await _overview_context(request)
+    return render(request, "overview.html", {**context, "notice": notice}, status)
+
+
+async def pause_kind(request: Request) -> Response:
+    """``POST /kinds/{kind}/pause``: the overview, saying what the pause did."""
+    return await _after_kind_action(request, "pause")
+
+
+async def resume_kind(request: Request) -> Response:
+    """``POST /kinds/{kind}/resume``: the overview, saying what the resume did."""
+    return await _after_kind_action(request, "resume")
 
 
 async def item_fragment(request: Request) -> Response:

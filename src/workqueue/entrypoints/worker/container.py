@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
+from collections.abc import Collection
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -59,6 +60,8 @@ from workqueue.entrypoints.worker.database import (
 from workqueue.entrypoints.worker.handlers import TokenCleanupHandler, WorkItemRetentionHandler
 from workqueue.entrypoints.worker.schema import PostgresSchema
 from workqueue.entrypoints.worker.served_kinds import (
+    kinds_to_claim,
+    schedules_to_run,
     served_handlers,
     served_kinds,
     served_payloads,
@@ -85,12 +88,14 @@ def executors_for(
     registry: KindRegistry[Any],
     clock: Clock,
     *,
+    kinds: Collection[str],
     worker_id: str,
     settings: ExecutorSettings,
     concurrency: int,
     metrics: WorkerMetrics | None,
 ) -> tuple[WorkExecutor, ...]:
-    """``concurrency`` executors, each stamping ``worker_id`` on its items.
+    """``concurrency`` executors, each claiming ``kinds`` (some of ``registry``'s, or
+    all) and stamping ``worker_id`` on its items.
 
     The first runs on ``store``; on PostgreSQL each further one on a sibling store
     of the same pool (:meth:`PostgresWorkStore.sibling`, closed with ``store``)
@@ -121,7 +126,7 @@ def executors_for(
         )
         completions = SharedCompletions(
             counted_store(sibling_of(store), metrics, claimed_kinds),
-            kinds=registry.kinds,
+            kinds=kinds,
             worker_id=worker_id,
             lease_duration=settings.lease_duration,
         )
@@ -134,6 +139,7 @@ def executors_for(
             settings=settings,
             heartbeats=heartbeats,
             completions=completions,
+            kinds=kinds,
         )
         for lane_store in stores
     )
@@ -273,6 +279,10 @@ class WorkerContainer(containers.DeclarativeContainer):
     # `enqueue` validates against and `status` names.
     catalog = providers.Singleton(KindCatalog, kinds, payload_types)
     registry = providers.Singleton(KindRegistry, kinds, payload_types, handlers, schedules)
+    # The kinds this worker claims and the schedules it runs: those of the kinds of
+    # WORKQUEUE_KINDS (--kinds), each of which the registry must serve; unset, all.
+    claimed_kinds = providers.Singleton(kinds_to_claim, registry, settings.provided.kinds)
+    worker_schedules = providers.Singleton(schedules_to_run, schedules, settings.provided.kinds)
 
     executor_settings = providers.Singleton(
         ExecutorSettings,
@@ -287,6 +297,7 @@ class WorkerContainer(containers.DeclarativeContainer):
         work_store,
         registry,
         clock,
+        kinds=claimed_kinds,
         worker_id=settings.provided.worker_id,
         settings=executor_settings,
         concurrency=settings.provided.concurrency,
@@ -294,7 +305,7 @@ class WorkerContainer(containers.DeclarativeContainer):
     )
     # The first lane's: what the start-up line names.
     executor = providers.Singleton(first_executor, executors)
-    scheduler = providers.Singleton(WorkScheduler, work_queue, schedules)
+    scheduler = providers.Singleton(WorkScheduler, work_queue, worker_schedules)
     recovery = providers.Singleton(
         LeaseRecovery, counted_work_store, max_stalls=settings.provided.max_stalls
     )

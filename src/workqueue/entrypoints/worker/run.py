@@ -1,9 +1,10 @@
 """A worker's life: start up, run until told to stop, shut down cleanly.
 
-Start-up goes in the order an operator reasons about it: the database (embedded
-or from the URL), the schema (migrated, or checked), the kind registry, then the
-loop. Any step that fails ends the run with one line saying why (raised to the
-CLI, which prints it).
+Start-up goes in the order an operator reasons about it: the kinds (their
+payloads, and those ``WORKQUEUE_KINDS`` names), the database (embedded or from the
+URL), the schema (migrated, or checked), the kind registry, then the loop. Any
+step that fails ends the run with one line saying why (raised to the CLI, which
+prints it).
 
 SIGTERM or SIGINT stops the run gracefully: nothing more is claimed, the running
 handler is cancelled and its item released to ``queued`` without a stall, the
@@ -30,6 +31,7 @@ from typing import TYPE_CHECKING
 from workqueue.application.worker import Worker
 from workqueue.entrypoints.console import take_noted_stop_signal
 from workqueue.entrypoints.worker.container import WorkerContainer, provide, shutdown_resources
+from workqueue.entrypoints.worker.served_kinds import kinds_to_claim
 
 if TYPE_CHECKING:
     from workqueue.entrypoints.web.health import Health
@@ -98,8 +100,9 @@ def _flush_logs() -> None:
 
 
 async def _start(container: WorkerContainer, *, migrate: bool) -> Worker:
-    # The kinds and their payloads are checked before any database is reached.
-    await provide(container.catalog)
+    # The kinds and their payloads are checked before any database is reached, and so
+    # is each kind this worker is told to claim (the registry checks it again).
+    kinds_to_claim(await provide(container.catalog), container.settings().kinds)
     database = await provide(container.database)
     if database.embedded_data_dir is not None:
         logger.info(
@@ -114,12 +117,12 @@ async def _start(container: WorkerContainer, *, migrate: bool) -> Worker:
             logger.info("applied migrations %s", ", ".join(applied), extra={"migrations": applied})
     else:
         await schema.check_current()
-    registry = await provide(container.registry)
+    await provide(container.registry)
     worker = await provide(container.worker)
     executor = await provide(container.executor)
     started: dict[str, object] = {
         "worker_id": executor.worker_id,
-        "kinds": sorted(registry.kinds),
+        "kinds": sorted(executor.kinds),
         "database": database.shown,
     }
     if database.embedded_data_dir is not None:
@@ -171,6 +174,7 @@ async def run_worker(
     :raises DatabaseUnreachableError: if the database does not answer.
     :raises SchemaNotCurrentError: if ``migrate`` is False and the schema is not current.
     :raises KindRegistryError: if a kind lacks exactly one payload and one handler.
+    :raises SettingsError: if ``WORKQUEUE_KINDS`` names a kind no handler serves.
     """
     loop = asyncio.get_running_loop()
     current = asyncio.current_task()

@@ -3,6 +3,10 @@
 The container asks these functions for each list the registry is built from, so
 the built-in kinds an application leaves out (``token_cleanup`` for one without
 refresh tokens) go with their payload, their handler and their schedule.
+
+A worker told ``WORKQUEUE_KINDS`` (``--kinds``) still serves every kind, but claims
+and schedules only those (:func:`kinds_to_claim`, :func:`schedules_to_run`):
+another worker serves the rest.
 """
 
 from __future__ import annotations
@@ -11,16 +15,23 @@ from collections.abc import Sequence
 from enum import Enum
 from typing import Any
 
+from workqueue.application.registry import KindCatalog
 from workqueue.domain import WorkHandler, WorkKind, WorkPayload, WorkSchedule
 from workqueue.entrypoints.worker.app import WorkerResources, WorkQueueApp
+from workqueue.entrypoints.worker.settings import SettingsError, env_name
 
 __all__ = [
     "built_in_kinds",
+    "kinds_to_claim",
+    "schedules_to_run",
     "served_handlers",
     "served_kinds",
     "served_payloads",
     "served_schedules",
 ]
+
+# The setting a worker's claimed kinds come from, as an operator writes it.
+_KINDS_SETTING = env_name("kinds")
 
 
 def built_in_kinds(app: WorkQueueApp) -> list[WorkKind]:
@@ -59,3 +70,27 @@ def served_schedules(app: WorkQueueApp, built_in: Sequence[WorkSchedule]) -> lis
     """The built-in schedules of the kinds kept, then ``app``'s."""
     kept = {kind.value for kind in built_in_kinds(app)}
     return [*(schedule for schedule in built_in if schedule.kind in kept), *app.schedules]
+
+
+def kinds_to_claim(catalog: KindCatalog[Any], named: frozenset[str]) -> frozenset[str]:
+    """The kinds a worker claims: those ``named`` (``WORKQUEUE_KINDS``), else every kind served.
+
+    :raises SettingsError: if a kind named is not served here (no handler would run
+        its items); the one line names each such kind and the kinds served.
+    """
+    unserved = named - catalog.kinds
+    if unserved:
+        raise SettingsError(
+            f"invalid setting {_KINDS_SETTING}: no handler serves "
+            f"{', '.join(repr(name) for name in sorted(unserved))} "
+            f"(the kinds served: {', '.join(sorted(catalog.kinds))})"
+        )
+    return named or catalog.kinds
+
+
+def schedules_to_run(
+    schedules: Sequence[WorkSchedule], named: frozenset[str]
+) -> list[WorkSchedule]:
+    """The schedules a worker runs: those of the kinds ``named`` (``WORKQUEUE_KINDS``), else
+    all. Another worker, serving the other kinds, enqueues theirs."""
+    return [schedule for schedule in schedules if not named or schedule.kind in named]

@@ -18,9 +18,16 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 from urllib.parse import urlsplit
 
-from pydantic import AfterValidator, Field, SecretStr, ValidationError, ValidationInfo
+from pydantic import (
+    AfterValidator,
+    BeforeValidator,
+    Field,
+    SecretStr,
+    ValidationError,
+    ValidationInfo,
+)
 from pydantic_core import ErrorDetails
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from workqueue.adapters.postgres import DEFAULT_POOL_MIN_SIZE
 from workqueue.application import (
@@ -193,6 +200,21 @@ def _known_time_zone(value: str) -> str:
     return value
 
 
+def _kind_names_in_text(value: object) -> object:
+    # WORKQUEUE_KINDS and --kinds name the kinds in one text, separated by commas;
+    # a blank one names none. Given as a collection (in code), it is taken as it is.
+    if isinstance(value, str):
+        return value.split(",") if value.strip() else []
+    return value
+
+
+def _named_kinds(value: frozenset[str]) -> frozenset[str]:
+    names = frozenset(name.strip() for name in value)
+    if "" in names:
+        raise ValueError("names an empty kind: separate the kinds by single commas, e.g. a,b")
+    return names
+
+
 def _port_or_none(value: int | None) -> int | None:
     return None if value is None else checked_port(value)
 
@@ -220,6 +242,13 @@ _TimeZone = Annotated[str, AfterValidator(_known_time_zone)]
 
 
 _AppReference = Annotated[str | None, AfterValidator(_module_and_attribute)]
+# NoDecode: the environment's text reaches the checks as it is, not read as JSON.
+_KindNames = Annotated[
+    frozenset[str],
+    NoDecode,
+    BeforeValidator(_kind_names_in_text),
+    AfterValidator(_named_kinds),
+]
 
 
 class WorkerSettings(BaseSettings):
@@ -268,6 +297,10 @@ class WorkerSettings(BaseSettings):
     # Read by the container: how many executors (lanes) the worker process runs,
     # each one item at a time.
     concurrency: _Count = DEFAULT_CONCURRENCY
+    # Read by the container and the worker's start-up: the only kinds `workqueue worker`
+    # claims and schedules (WORKQUEUE_KINDS=a,b, --kinds a,b), each refused unless a
+    # handler serves it; empty, every kind served. The other commands never read it.
+    kinds: _KindNames = frozenset()
 
     # Read by the worker loop: the sleep between cycles when nothing is claimable.
     poll_interval: PositiveDuration = DEFAULT_POLL_INTERVAL

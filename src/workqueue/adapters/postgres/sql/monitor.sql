@@ -150,3 +150,7 @@ LEFT JOIN LATERAL (
 ) AS newest ON true
 LEFT JOIN work_items AS w ON w.id = newest.id
 ORDER BY k.kind;
+
+-- name: paused_kinds
+-- The paused kinds (work_kind_pauses), by kind.
+SELECT kind, paused_at, reason FROM work_kind_pauses ORDER BY kind;

@@ -3,16 +3,24 @@
 -- write after a claim is fenced by the lease: id, attempt and status 'running'.
 -- What several statements share is a fragment, written once ({{name}}, see sql.py).
 
+-- fragment: served_kinds
+-- The kinds $1 this worker serves, less those paused (work_kind_pauses,
+-- docs/adr/0034): what a claim may take. An array computed once a statement, from
+-- a table of a handful of rows; a pause committed before the statement began
+-- holds for it.
+ARRAY(SELECT unnest($1::text[]) EXCEPT SELECT kind FROM work_kind_pauses)
+
 -- fragment: ready_items
--- The claim order (domain/claim_order.py) over the queued items of the kinds $1
--- this worker serves that are not waiting for their run_at: the highest priority
+-- The claim order (domain/claim_order.py) over the queued items of the kinds
+-- this worker serves and may claim (served_kinds) that are not waiting for
+-- their run_at: the highest priority
 -- first, then the oldest id. The partial claim index (work_items_claim) yields
 -- them in this order. The statement that includes it says how many to take
 -- (LIMIT) and locks them FOR UPDATE SKIP LOCKED: concurrent claimers pass over
 -- each other's rows instead of waiting, and never get the same item.
 SELECT id, priority
 FROM work_items
-WHERE status = 'queued' AND NOT delayed AND kind = ANY ($1::text[])
+WHERE status = 'queued' AND NOT delayed AND kind = ANY ({{served_kinds}})
 ORDER BY priority DESC, id
 
 -- fragment: claimable
@@ -43,7 +51,7 @@ due AS MATERIALIZED (
 candidate AS (
     SELECT id, priority FROM ready
     UNION ALL
-    SELECT id, priority FROM due WHERE kind = ANY ($1::text[])
+    SELECT id, priority FROM due WHERE kind = ANY ({{served_kinds}})
 )
 
 -- fragment: queued_twin
@@ -244,10 +252,10 @@ WHERE id IN (SELECT id
 
 -- name: next_run_at
 -- $1 kinds, $2 now: the earliest run_at after now among the queued items of the
--- kinds that wait for it, or null (WorkStore.next_run_at). One probe of
--- work_items_delayed per kind.
+-- kinds that wait for it, or null (WorkStore.next_run_at); paused kinds are left
+-- out. One probe of work_items_delayed per kind.
 SELECT min(w.run_at) AS run_at
-FROM unnest($1::text[]) AS k (kind)
+FROM unnest({{served_kinds}}) AS k (kind)
 CROSS JOIN LATERAL (
     SELECT run_at
     FROM work_items
@@ -304,6 +312,24 @@ SELECT (SELECT status FROM changed) AS changed,
        w.cancel_reason IS NOT NULL AS requested
 FROM (VALUES (1)) AS one
 LEFT JOIN work_items AS w ON w.id = $1;
+
+-- name: pause_kind
+-- $1 kind, $2 now, $3 reason or null: pauses the kind unless it is paused. One
+-- row: the pause in force, this one or the earlier one. The update of a kind
+-- paused already leaves its row as it was, and returns it even when that pause
+-- was committed after this statement began (DO NOTHING would return nothing).
+INSERT INTO work_kind_pauses AS p (kind, paused_at, reason)
+VALUES ($1, $2, $3)
+ON CONFLICT (kind) DO UPDATE SET kind = p.kind
+RETURNING kind, paused_at, reason;
+
+-- name: resume_kind
+-- $1 kind, $2 the channel enqueues notify: ends the kind's pause and, in the same
+-- commit, wakes its idle workers as an enqueue does. One row: whether it was paused.
+WITH resumed AS (
+    DELETE FROM work_kind_pauses WHERE kind = $1 RETURNING kind
+)
+SELECT count(pg_notify($2, kind)) > 0 AS resumed FROM resumed;
 
 -- name: recover_expired
 -- $1 now, $2 max_stalls. One row per recovered item: its id, how its run ended

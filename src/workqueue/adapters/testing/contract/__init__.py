@@ -91,6 +91,7 @@ from workqueue.adapters.testing.contract.memory import (
 )
 from workqueue.adapters.testing.contract.model import QueueModel
 from workqueue.adapters.testing.contract.model_check import MODEL_CHECK_SETTINGS, ModelContract
+from workqueue.adapters.testing.contract.pauses import PauseContract
 from workqueue.adapters.testing.contract.progress import ProgressSnapshotContract
 from workqueue.adapters.testing.contract.purge import PurgeContract
 from workqueue.adapters.testing.contract.recovery import RecoveryContract
@@ -155,6 +156,7 @@ __all__ = [
     "MemoryBackdoor",
     "MemoryContractFixtures",
     "ModelContract",
+    "PauseContract",
     "ProgressSnapshotContract",
     "PurgeContract",
     "QueueFactory",

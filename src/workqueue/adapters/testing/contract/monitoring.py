@@ -30,6 +30,7 @@ from workqueue.domain import (
     LARGEST_ITEM_ID,
     LIVE_STATUSES,
     UNSUCCESSFUL_STATUSES,
+    KindPause,
     RunOutcome,
     ScheduleTurn,
     WorkMonitor,
@@ -75,6 +76,22 @@ async def _finished(
 
 class MonitoringContract:
     """What each read of the monitor returns, and that reading changes nothing."""
+
+    # -- pauses ------------------------------------------------------------------
+
+    async def test_paused_kinds_are_listed_by_name_with_since_when_and_why(
+        self, monitor: WorkMonitor, store: WorkStore, clock: FakeClock
+    ) -> None:
+        assert await monitor.paused_kinds() == []
+        beta = await store.pause_kind(BETA, reason="partner down")
+        await clock.advance(7)
+        alpha = await store.pause_kind(ALPHA)
+
+        assert await monitor.paused_kinds() == [alpha, beta]
+        assert alpha == KindPause(ALPHA, clock.now(), None)
+
+        await store.resume_kind(BETA)
+        assert await monitor.paused_kinds() == [alpha]
 
     # -- schedules ---------------------------------------------------------------
 

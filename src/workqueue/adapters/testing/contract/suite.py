@@ -20,6 +20,7 @@ from workqueue.adapters.testing.contract.heartbeat_many import HeartbeatManyCont
 from workqueue.adapters.testing.contract.lease_duration import LeaseDurationContract
 from workqueue.adapters.testing.contract.listing import ListingContract
 from workqueue.adapters.testing.contract.model_check import ModelContract
+from workqueue.adapters.testing.contract.pauses import PauseContract
 from workqueue.adapters.testing.contract.progress import ProgressSnapshotContract
 from workqueue.adapters.testing.contract.purge import PurgeContract
 from workqueue.adapters.testing.contract.recovery import RecoveryContract
@@ -54,6 +55,7 @@ class WorkQueueContractSuite(
     RefreshTokenContract,
     ListingContract,
     CancelContract,
+    PauseContract,
     RequeueContract,
     AbsorbContract,
     LeaseDurationContract,

@@ -164,7 +164,9 @@ class PostgresSubjects:
         if self.database_url is None:
             raise RuntimeError("PostgresSubjects.database_url is not set: set it from a fixture")
         pool = await create_pool(self.database_url, min_size=1, max_size=2)
-        await pool.execute("TRUNCATE work_items, refresh_tokens RESTART IDENTITY")
+        await pool.execute(
+            "TRUNCATE work_items, refresh_tokens, work_schedules, work_kind_pauses RESTART IDENTITY"
+        )
         clock = FakeClock()
         subject = StoreSubject(
             clock=clock,
