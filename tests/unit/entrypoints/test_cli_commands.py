@@ -472,6 +472,28 @@ options:
                         the application (a WorkQueueApp) whose kinds join the
                         built-in ones (default: WORKQUEUE_APP)
 """,
+    ("pause",): """\
+usage: workqueue pause [-h] [--reason TEXT] [--app MODULE[:ATTRIBUTE]] KIND
+
+positional arguments:
+  KIND                  the kind, e.g. token_cleanup
+
+options:
+  -h, --help            show this help message and exit
+  --reason TEXT         why, shown with the pause
+  --app MODULE[:ATTRIBUTE]
+                        the application (a WorkQueueApp) whose kinds join the
+                        built-in ones (default: WORKQUEUE_APP)
+""",
+    ("resume",): """\
+usage: workqueue resume [-h] KIND
+
+positional arguments:
+  KIND        the kind
+
+options:
+  -h, --help  show this help message and exit
+""",
     ("enqueue",): """\
 usage: workqueue enqueue [-h] [--payload JSON | --payload-file PATH]
                          [--dedup-key KEY] [--priority P]

@@ -24,12 +24,13 @@ class TestPause:
         self, world: WorkerWorld
     ) -> None:
         asyncio.run(world.queue.enqueue(WorkItemRetention()))
+        world.clock.advance(1.25)  # said to the second
 
         run = world.cli("pause", RETENTION)
 
         assert (run.status, run.out, run.err) == (
             0,
-            "work_item_retention is paused since 2026-01-01T00:00:00Z: no worker claims it until "
+            "work_item_retention is paused since 2026-01-01T00:00:01Z: no worker claims it until "
             "`workqueue resume work_item_retention`; its running items finish\n",
             "",
         )
