@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 
 from workqueue.adapters.postgres.columns import ITEM_COLUMNS
-from workqueue.adapters.postgres.rows import work_item_from_row
-from workqueue.domain import Failure, WorkItem, WorkStatus
+from workqueue.adapters.postgres.rows import kind_pause_from_row, work_item_from_row
+from workqueue.domain import Failure, KindPause, WorkItem, WorkStatus
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 
@@ -121,3 +121,12 @@ def test_a_succeeded_row_keeps_its_result() -> None:
     item = work_item_from_row(row)  # type: ignore[arg-type]
 
     assert (item.result, item.failures) == ({"pages": 12}, ())
+
+
+@pytest.mark.parametrize("reason", ["the partner's API is down", None], ids=["why", "no reason"])
+def test_a_work_kind_pauses_row_reads_as_the_pause_it_holds(reason: str | None) -> None:
+    row = {"kind": "crawl_page", "paused_at": T0.replace(minute=7), "reason": reason}
+
+    pause = kind_pause_from_row(row)  # type: ignore[arg-type]
+
+    assert pause == KindPause(kind="crawl_page", paused_at=T0.replace(minute=7), reason=reason)
