@@ -78,6 +78,7 @@ def build_worker(
         store,
         registry,
         clock,
+        kinds=registry.kinds,  # every kind it serves, as a worker without --kinds
         worker_id=worker_id,
         settings=settings,
         concurrency=concurrency,
