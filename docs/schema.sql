@@ -2,7 +2,7 @@
 -- Generated from the catalog by workqueue.adapters.postgres.schema; do not edit by hand:
 --   python -m workqueue.adapters.postgres.schema --database-url URL --write docs/schema.sql
 -- tests/integration/test_schema_doc.py fails when this file is stale.
--- Migrations applied: 0001_work_items, 0002_refresh_tokens, 0003_claim_in_fifo_order, 0004_monitoring_indexes, 0005_cancelled_items, 0006_delays_and_priorities, 0007_retries_snoozes_and_results, 0008_cron_schedules, 0009_kind_pauses.
+-- Migrations applied: 0001_work_items, 0002_refresh_tokens, 0003_claim_in_fifo_order, 0004_monitoring_indexes, 0005_cancelled_items, 0006_delays_and_priorities, 0007_retries_snoozes_and_results, 0008_cron_schedules, 0009_kind_pauses, 0010_trace_context.
 
 CREATE TABLE refresh_tokens (
     id bigint NOT NULL GENERATED ALWAYS AS IDENTITY,
@@ -49,6 +49,7 @@ CREATE TABLE work_items (
     failures jsonb NOT NULL DEFAULT '[]'::jsonb,
     snoozes integer NOT NULL DEFAULT 0,
     result jsonb,
+    trace_context jsonb,
     CONSTRAINT work_items_attempt_check CHECK ((attempt >= 0)),
     CONSTRAINT work_items_failures_array CHECK ((jsonb_typeof(failures) = 'array'::text)),
     CONSTRAINT work_items_pkey PRIMARY KEY (id),
@@ -80,6 +81,7 @@ COMMENT ON COLUMN work_items.delayed IS 'True while a queued item is kept out of
 COMMENT ON COLUMN work_items.failures IS 'Every failure of the handler, in order: [{attempt, at, error}]; its length is what a retry policy counts.';
 COMMENT ON COLUMN work_items.snoozes IS 'How many times the handler asked to run again later (bounded by the kind''s max_snoozes).';
 COMMENT ON COLUMN work_items.result IS 'What the handler returned when it succeeded (JSON), or null.';
+COMMENT ON COLUMN work_items.trace_context IS 'The trace context of the enqueue (W3C traceparent, tracestate), or null (docs/adr/0038).';
 CREATE INDEX work_items_claim ON public.work_items USING btree (priority DESC, id) WHERE ((status = 'queued'::text) AND (NOT delayed));
 COMMENT ON INDEX work_items_claim IS 'Claim: the queued items not waiting for their run_at, in claim order (priority DESC, id), for any set of kinds.';
 CREATE INDEX work_items_delayed ON public.work_items USING btree (kind, run_at) WHERE ((status = 'queued'::text) AND delayed);

@@ -156,6 +156,38 @@ sys.exit(main(["web"]))
     )
 
 
+def test_tracing_is_an_extra_of_the_api_alone_and_the_tests_read_spans_with_the_sdk() -> None:
+    extras = PROJECT["optional-dependencies"]
+
+    assert names(extras["otel"]) == {"opentelemetry-api"}
+    assert "opentelemetry-sdk" in names(extras["dev"])
+
+
+def test_without_the_otel_extra_producing_and_working_record_nothing() -> None:
+    code = """
+import asyncio, sys
+sys.modules["opentelemetry"] = None  # as if the otel extra were missing
+from workqueue.adapters.memory import InMemoryState, InMemoryWorkQueue
+from workqueue.adapters.testing import FakeClock
+from workqueue.adapters.testing.contract.kinds import AlphaJob
+from workqueue.adapters.tracing import default_tracing
+from workqueue.domain import NO_TRACING
+state = InMemoryState()
+result = asyncio.run(InMemoryWorkQueue(state, FakeClock()).enqueue(AlphaJob()))
+assert default_tracing() is NO_TRACING
+assert state.items[result.id].trace_context is None
+"""
+    run = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+    assert (run.returncode, run.stderr) == (0, "")
+
+
 def test_the_command_prints_the_version_of_the_package() -> None:
     import workqueue
 

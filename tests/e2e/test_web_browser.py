@@ -6,8 +6,9 @@ running item ``cancelled`` and the page shows so. Chromium and chromedriver are 
 (``.ci/run`` installs them); Selenium drives them with no driver download. Under
 ``CI=true`` a missing browser fails the test instead of skipping it.
 
-With ``WORKQUEUE_WEB_SCREENSHOT=PATH`` set, the test also saves a screenshot of
-the page there (docs/web-overview.png is made so).
+With ``WORKQUEUE_WEB_SCREENSHOTS=DIR`` set, the tests also save screenshots there:
+the overview (``web-overview.png``) and an item's page (``web-item.png``), as in
+docs/ (``WORKQUEUE_WEB_SCREENSHOTS=docs``).
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ from workqueue.adapters.postgres import (
     create_pool,
 )
 from workqueue.adapters.testing.contract.kinds import AlphaJob, BetaJob, ContractKind
-from workqueue.domain import HeartbeatAnswer, RunOutcome
+from workqueue.domain import EnqueueRequest, HeartbeatAnswer, RunOutcome
 
 pytestmark = pytest.mark.e2e
 
@@ -51,6 +52,21 @@ CHROMIUM_FLAGS = (
     "--no-first-run",
     "--window-size=1280,1000",
 )
+
+
+def text_of(driver: object, by: str, value: str) -> str:
+    """The found element's text, found and read again while the page's live refresh
+    replaces the element between the two."""
+    from selenium.common.exceptions import StaleElementReferenceException
+
+    for _ in range(100):
+        try:
+            text: str = driver.find_element(by, value).text  # type: ignore[attr-defined]
+        except StaleElementReferenceException:
+            time.sleep(0.05)
+        else:
+            return text
+    raise AssertionError(f"{value} was replaced on every read")
 
 
 def _no_browser(reason: str) -> None:
@@ -105,6 +121,7 @@ def wait_until_healthy(url: str, web: object, *, within: float = 30.0) -> None:
 async def test_the_page_follows_a_running_item_and_shows_markup_as_text(
     database_url: str, browser: object, spawn: Spawner
 ) -> None:
+    from selenium.common.exceptions import StaleElementReferenceException
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import WebDriverWait
 
@@ -132,10 +149,9 @@ async def test_the_page_follows_a_running_item_and_shows_markup_as_text(
         row = f"running-{item.id}"
 
         def row_text(driver: object) -> str:
-            text: str = driver.find_element(By.ID, row).text  # type: ignore[attr-defined]
-            return text
+            return text_of(driver, By.ID, row)
 
-        assert '{"pages_done":1}' in row_text(driver)
+        WebDriverWait(driver, 15).until(lambda d: '{"pages_done":1}' in row_text(d))
         # A mark in the page's own state: a reload would lose it.
         driver.execute_script("window.notReloaded = 'still here'")  # type: ignore[attr-defined]
 
@@ -144,23 +160,45 @@ async def test_the_page_follows_a_running_item_and_shows_markup_as_text(
         await store.heartbeat(item.lease, progress={"pages_done": 3}, lease_duration=LEASE)
         WebDriverWait(driver, 15).until(lambda d: '{"pages_done":3}' in row_text(d))
 
+        # Progress with numeric done and total is a bar with both numbers, and it advances.
+        def bar_value(driver: object) -> str:
+            try:
+                bar = driver.find_element(By.CSS_SELECTOR, f"#{row} progress")  # type: ignore[attr-defined]
+                return str(bar.get_attribute("value"))
+            except StaleElementReferenceException:
+                return ""  # replaced by the live refresh meanwhile
+
+        progress = {"done": 1234, "total": 20000}
+        await store.heartbeat(item.lease, progress=progress, lease_duration=LEASE)
+        WebDriverWait(driver, 15).until(lambda d: "1,234 / 20,000" in row_text(d))
+        WebDriverWait(driver, 15).until(lambda d: bar_value(d) == "6")
+        progress = {"done": 15000, "total": 20000, "stage": "fetch"}
+        await store.heartbeat(item.lease, progress=progress, lease_duration=LEASE)
+        WebDriverWait(driver, 15).until(lambda d: "15,000 / 20,000" in row_text(d))
+        WebDriverWait(driver, 15).until(lambda d: bar_value(d) == "75")
+        WebDriverWait(driver, 15).until(lambda d: '{"stage":"fetch"}' in row_text(d))
+
         assert driver.execute_script("return window.notReloaded") == "still here"  # type: ignore[attr-defined]
-        failures = driver.find_element(By.ID, "failures").text  # type: ignore[attr-defined]
+        failures = text_of(driver, By.ID, "failures")
         assert HOSTILE_ERROR in failures
         assert driver.execute_script("return window.injected === undefined")  # type: ignore[attr-defined]
         assert driver.find_elements(By.CSS_SELECTOR, "#failures b") == []  # type: ignore[attr-defined]
-        assert "Updated" in driver.find_element(By.ID, "live-status").text  # type: ignore[attr-defined]
-        assert "Read-only." in driver.find_element(By.CSS_SELECTOR, ".banner").text  # type: ignore[attr-defined]
+        assert "Updated" in text_of(driver, By.ID, "live-status")
+        assert "Read-only." in text_of(driver, By.CSS_SELECTOR, ".banner")
 
         driver.get(f"{url}/items/{doomed.id}")  # type: ignore[attr-defined]
-        assert driver.find_element(By.ID, "error").text == HOSTILE_ERROR  # type: ignore[attr-defined]
+        assert text_of(driver, By.ID, "error") == HOSTILE_ERROR
         assert driver.execute_script("return window.injected === undefined")  # type: ignore[attr-defined]
 
-        screenshot = os.environ.get("WORKQUEUE_WEB_SCREENSHOT")
-        if screenshot:
+        screenshots = os.environ.get("WORKQUEUE_WEB_SCREENSHOTS")
+        if screenshots:
+            # A queue of some size, so the picture shows how counts read.
+            backlog = [EnqueueRequest(AlphaJob(number=n)) for n in range(1500)]
+            await queue.enqueue_many(backlog)
+            await queue.enqueue(BetaJob(label="later"), delay=timedelta(minutes=5), priority=5)
             driver.get(f"{url}/")  # type: ignore[attr-defined]
-            driver.set_window_size(1280, 1100)  # type: ignore[attr-defined]
-            driver.save_screenshot(screenshot)  # type: ignore[attr-defined]
+            driver.set_window_size(1280, 1300)  # type: ignore[attr-defined]
+            driver.save_screenshot(os.path.join(screenshots, "web-overview.png"))  # type: ignore[attr-defined]
     finally:
         await store.close()
         await queue.close()
@@ -190,9 +228,18 @@ async def test_with_the_token_the_cancel_button_ends_a_running_item_cancelled(
         url = f"http://127.0.0.1:{port}"
         wait_until_healthy(url, web)
 
+        progress = {"done": 1234, "total": 20000}
+        await store.heartbeat(item.lease, progress=progress, lease_duration=LEASE)
         driver = browser
         driver.get(f"{url}/items/{item.id}")  # type: ignore[attr-defined]
         assert driver.find_elements(By.CSS_SELECTOR, ".banner") == []  # type: ignore[attr-defined]
+        button = driver.find_element(By.ID, "cancel-button")  # type: ignore[attr-defined]
+        assert button.text == f"Cancel item #{item.id}"
+        assert "1,234 / 20,000" in text_of(driver, By.ID, "progress")
+        screenshots = os.environ.get("WORKQUEUE_WEB_SCREENSHOTS")
+        if screenshots:
+            driver.set_window_size(1280, 1100)  # type: ignore[attr-defined]
+            driver.save_screenshot(os.path.join(screenshots, "web-item.png"))  # type: ignore[attr-defined]
         driver.find_element(By.ID, "cancel-token").send_keys(ADMIN_TOKEN)  # type: ignore[attr-defined]
         driver.find_element(By.ID, "cancel-reason").send_keys("wrong site")  # type: ignore[attr-defined]
         driver.find_element(By.ID, "cancel-button").click()  # type: ignore[attr-defined]
@@ -209,12 +256,12 @@ async def test_with_the_token_the_cancel_button_ends_a_running_item_cancelled(
         assert answer is HeartbeatAnswer.CANCEL_REQUESTED
         assert await store.finish(item.lease, RunOutcome.cancelled(None))
 
-        def heading(driver: object) -> str:
-            text: str = driver.find_element(By.CSS_SELECTOR, "#item h2").text  # type: ignore[attr-defined]
+        def status(driver: object) -> str:
+            text: str = text_of(driver, By.ID, "item-status")
             return text
 
-        WebDriverWait(driver, 15).until(lambda d: heading(d).endswith("cancelled"))
-        assert driver.find_element(By.ID, "error").text == "wrong site"  # type: ignore[attr-defined]
+        WebDriverWait(driver, 15).until(lambda d: status(d) == "cancelled")
+        assert text_of(driver, By.ID, "error") == "wrong site"
     finally:
         await store.close()
         await queue.close()
@@ -244,9 +291,7 @@ async def test_with_the_token_a_kinds_pause_button_pauses_it_and_resume_resumes_
         driver.find_element(By.ID, "pause-reason").send_keys("partner down")  # type: ignore[attr-defined]
         # Enter in a field presses no kind's button; a refresh keeps what was typed.
         token.send_keys(Keys.ENTER)
-        WebDriverWait(driver, 15).until(
-            lambda d: "Updated" in d.find_element(By.ID, "live-status").text
-        )
+        WebDriverWait(driver, 15).until(lambda d: "Updated" in text_of(d, By.ID, "live-status"))
         assert driver.current_url == f"{url}/"  # type: ignore[attr-defined]
         assert token.get_attribute("value") == ADMIN_TOKEN
         assert await pool.fetchval("SELECT count(*) FROM work_kind_pauses") == 0
@@ -269,7 +314,7 @@ async def test_with_the_token_a_kinds_pause_button_pauses_it_and_resume_resumes_
             return str(found[0].text) if found else ""
 
         def counts(driver: object) -> str:
-            text: str = driver.find_element(By.ID, "counts").text  # type: ignore[attr-defined]
+            text: str = text_of(driver, By.ID, "counts")
             return text
 
         press("pause")
@@ -278,7 +323,12 @@ async def test_with_the_token_a_kinds_pause_button_pauses_it_and_resume_resumes_
         row = await pool.fetchrow("SELECT kind, reason FROM work_kind_pauses")
         assert row is not None
         assert (row["kind"], row["reason"]) == ("token_cleanup", "partner down")
-        wait(driver).until(lambda d: "paused since" in counts(d) and "partner down" in counts(d))
+        wait(driver).until(
+            lambda d: (
+                "partner down" in counts(d)
+                and d.find_elements(By.CSS_SELECTOR, "#counts .paused time")
+            )  # type: ignore[attr-defined]
+        )
 
         driver.find_element(By.ID, "kind-token").send_keys(ADMIN_TOKEN)  # type: ignore[attr-defined]
         press("resume")

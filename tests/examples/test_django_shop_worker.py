@@ -1,9 +1,11 @@
-"""The shop's worker (examples/django_shop/orders/worker.py), run by the stock command.
+"""The shop's worker: the stock command running the shop's Django tasks.
 
 An order is placed through the shop's own request handling (Django's test client)
 on a fresh database, then ``python -m workqueue.entrypoints.cli worker --app
-orders.worker`` runs as a real process in the shop's folder and mails the order's
-confirmation through Django's file backend. Django runs in processes of its own
+workqueue.django`` runs as a real process in the shop's folder, with the shop's
+settings, and runs the order's confirmation task: it mails through Django's file
+backend, and the task's result is read back through the shop's
+``GET /confirmations/<id>``. Django runs in processes of its own
 here (``manage.py migrate``, ``manage.py shell``): it reads its settings once per
 process, and test_django_shop.py sets up the test process's Django on a database
 of its own.
@@ -30,7 +32,7 @@ pytestmark = pytest.mark.e2e
 
 SHOP_DIR = Path(__file__).resolve().parents[2] / "examples" / "django_shop"
 # The production command line, in the shop's folder.
-WORKER = [sys.executable, "-m", "workqueue.entrypoints.cli", "worker", "--app", "orders.worker"]
+WORKER = [sys.executable, "-m", "workqueue.entrypoints.cli", "worker", "--app", "workqueue.django"]
 # Wall-clock bounds for the processes: generous, as the machine may be busy.
 WITHIN = 30.0
 # What Django's file backend writes after each message.
@@ -48,6 +50,14 @@ response = Client().post(
     content_type="application/json",
 )
 print(json.dumps({"status": response.status_code, "body": response.json()}))
+"""
+
+READ_THE_CONFIRMATION = """
+import json
+from django.test import Client
+
+response = Client().get("/confirmations/{task_id}")
+print(json.dumps(response.json()))
 """
 
 
@@ -176,7 +186,7 @@ async def test_the_stock_worker_mails_the_confirmation_of_an_order_placed_in_the
     manage(shop_env, "migrate", "--verbosity", "0")
     placed = json.loads(manage(shop_env, "shell", "--verbosity", "0", "-c", PLACE_AN_ORDER))
     assert placed["status"] == 201, placed
-    order_id, confirmation_id = placed["body"]["order"], placed["body"]["confirmation"]
+    order_id, confirmation_id = placed["body"]["order"], int(placed["body"]["confirmation"])
     assert await item_status(database_url, confirmation_id) == "queued"
     mail_dir = Path(shop_env["SHOP_EMAIL_FILE_PATH"])
 
@@ -192,6 +202,14 @@ async def test_the_stock_worker_mails_the_confirmation_of_an_order_placed_in_the
     assert sent.get_content().strip() == "2 x kettle, on its way soon."
     # The shop keeps no refresh tokens: its worker schedules no token cleanup.
     assert "token_cleanup" not in await kinds(database_url)
+    reading = READ_THE_CONFIRMATION.format(task_id=confirmation_id)
+    read = manage(shop_env, "shell", "--verbosity", "0", "-c", reading)
+    assert json.loads(read) == {
+        "status": "SUCCESSFUL",
+        "attempts": 1,
+        "returned": {"sent_to": "ada@example.com"},
+        "errors": [],
+    }
 
     worker.process.send_signal(signal.SIGTERM)
     assert await worker.exit_status() == 0, worker.output()

@@ -58,6 +58,9 @@ class Chore(WorkPayload):
     :param hog_first: the first attempt naps with ``time.sleep``, blocking its event
         loop, so no heartbeat can be sent meanwhile: a stalled process. It then
         returns without recording its end.
+    :param hog_every: every attempt naps with ``time.sleep``, blocking its event loop
+        (and every lane's on it): a poisoned item, whose own lease must run out each
+        time while its lane-mates keep theirs (the loop watchdog, docs/adr/0036).
     :param fail_rate: the chance that an attempt, once its nap is over, records its
         end as failed and raises :class:`ChoreFailedOnPurpose`.
     """
@@ -67,6 +70,7 @@ class Chore(WorkPayload):
     naps: tuple[float, ...] = (0.1,)
     jitter: float = 0.0
     hog_first: bool = False
+    hog_every: bool = False
     fail_rate: float = 0.0
 
     def nap_of(self, attempt: int) -> float:
@@ -102,7 +106,12 @@ class ChoreHandler(WorkHandler[Chore]):
             # Return with no await in between, so that what the worker does next is to
             # complete the item, not to notice the lease ran out: the run keeps no end.
             return
-        await self._clock.sleep(nap)
+        if payload.hog_every:
+            time.sleep(nap)  # noqa: ASYNC251 - blocking the loop is the fault under test
+            # Its lease ran out meanwhile: the keeper, first to run, cancels it here.
+            await asyncio.sleep(0)
+        else:
+            await self._clock.sleep(nap)
         fails = random.random() < payload.fail_rate
         await self._record(_RECORD_END, ctx, (fails,))
         if fails:

@@ -10,18 +10,14 @@ the lease plus one poll interval, and the item must then be done by someone else
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-import random
 import time
-from collections.abc import AsyncIterator
 from pathlib import Path
 
-import asyncpg
 import pytest
-from fault_database import audit, enqueue_chores, running_items_of, unfinished_count
+from fault_database import audit, enqueue_chores, unfinished_count
 from fault_figures import FaultSize, report_figures
 from fault_fleet import FAULT_SETTINGS, LANES, Fleet, eventually
+from fault_kills import kill_until_drained, watching
 from fault_kinds import Chore
 
 from workqueue.adapters.testing.postgres.pgbouncer import PgBouncer
@@ -35,84 +31,6 @@ MAX_STALLS = int(FAULT_SETTINGS["WORKQUEUE_MAX_STALLS"])
 # recovering worker may be busy with, + slack for this watcher's polling and for
 # process scheduling on a loaded machine.
 RECOVERY_SLACK = 0.75
-
-
-class RecoveryWatch:
-    """Times how long each killed worker's items stay ``running`` under the dead lease."""
-
-    def __init__(self, connection: asyncpg.Connection, *, pooled: bool = False) -> None:
-        self._connection = connection
-        self._pooled = pooled
-        self._pending: dict[tuple[int, int], float] = {}
-        self.recoveries: dict[tuple[int, int], float] = {}
-
-    async def killed(self, connection: asyncpg.Connection, worker_id: str, at: float) -> None:
-        """Note the leases ``worker_id`` held when it was killed at ``at`` (monotonic).
-
-        Waits until the server has ended the dead worker's sessions: a claim it sent
-        just before dying may still commit until then. ``connection`` is the
-        caller's: the watch's own is busy polling.
-        """
-
-        # Through a pooler the server sessions outlive the worker (PgBouncer sets each
-        # one's application_name to its client's as it lends it): there, wait until
-        # none of them runs a statement of the dead worker's.
-        in_flight = " AND state <> 'idle'" if self._pooled else ""
-
-        async def sessions_gone() -> bool:
-            sessions = await connection.fetchval(
-                "SELECT count(*) FROM pg_stat_activity"
-                " WHERE datname = current_database() AND application_name = $1" + in_flight,
-                worker_id,
-            )
-            return sessions == 0
-
-        await eventually(sessions_gone, within=10, what=f"end of {worker_id}'s sessions")
-        for lease in await running_items_of(connection, worker_id):
-            self._pending[lease] = at
-
-    @property
-    def settled(self) -> bool:
-        return not self._pending
-
-    @property
-    def longest(self) -> float:
-        return max(self.recoveries.values(), default=0.0)
-
-    async def watch(self) -> None:
-        """Poll the pending leases; one is recovered once its row left that attempt's run."""
-        while True:
-            pending = list(self._pending)
-            if pending:
-                rows = await self._connection.fetch(
-                    "SELECT id, attempt, status FROM work_items WHERE id = ANY($1::bigint[])",
-                    [item_id for item_id, _ in pending],
-                )
-                now = time.monotonic()
-                current = {row["id"]: (row["attempt"], row["status"]) for row in rows}
-                for item_id, attempt in pending:
-                    if current.get(item_id) != (attempt, "running"):
-                        killed_at = self._pending.pop((item_id, attempt))
-                        self.recoveries[(item_id, attempt)] = now - killed_at
-            await asyncio.sleep(0.05)
-
-
-@contextlib.asynccontextmanager
-async def watching(
-    url: str, *, pooled: bool = False
-) -> AsyncIterator[tuple[RecoveryWatch, asyncpg.Connection]]:
-    watcher_connection = await asyncpg.connect(url)
-    driver_connection = await asyncpg.connect(url)
-    watch = RecoveryWatch(watcher_connection, pooled=pooled)
-    task = asyncio.create_task(watch.watch())
-    try:
-        yield watch, driver_connection
-    finally:
-        task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await task
-        await watcher_connection.close()
-        await driver_connection.close()
 
 
 @pytest.mark.parametrize("lanes", LANES, indirect=True, ids=lambda n: f"lanes{n}")
@@ -163,32 +81,13 @@ async def kill_workers_while_they_drain(
     started = time.monotonic()
     for worker in [fleet.start() for _ in range(size.workers)]:
         await worker.wait_for_output("worker started", within=60)
-    kills = 0
 
     async with watching(fault_database, pooled=pooled) as (watch, connection):
+        kills = await kill_until_drained(
+            fleet, watch, connection, started=started, deadline=deadline
+        )
 
-        async def drained() -> bool:
-            return await unfinished_count(connection) == 0
-
-        next_kill = time.monotonic() + random.uniform(1.0, 2.0)
-        while not await drained():
-            assert time.monotonic() - started < deadline, fleet.outputs()
-            await asyncio.sleep(max(0.0, next_kill - time.monotonic()))
-            victim = random.choice(fleet.alive)
-            victim.kill()
-            killed_at = time.monotonic()
-            next_kill = killed_at + random.uniform(1.0, 2.0)
-            kills += 1
-            await watch.killed(connection, victim.worker_id, killed_at)
-            # The next kill waits for the replacement to be up (it normally is in well
-            # under a second): on a loaded machine, killing workers faster than they
-            # start would leave nobody to recover anything, which is not under test.
-            await fleet.start().wait_for_output("worker started", within=60)
-
-        async def recovered() -> bool:
-            return watch.settled
-
-        await eventually(recovered, within=LEASE + POLL + 10, what="recovery of every killed item")
+        await watch.until_settled(within=LEASE + POLL + 10)
         elapsed = time.monotonic() - started
 
     exits = await fleet.stop_all()
@@ -247,10 +146,7 @@ async def test_a_killed_worker_s_item_is_recovered_while_the_others_are_still_bu
         victim.kill()
         await watch.killed(connection, victim.worker_id, time.monotonic())
 
-        async def recovered() -> bool:
-            return watch.settled
-
-        await eventually(recovered, within=30, what="recovery of the killed item")
+        await watch.until_settled(within=30)
         left = await unfinished_count(connection)
 
     bound = LEASE + POLL + nap + RECOVERY_SLACK

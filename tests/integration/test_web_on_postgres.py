@@ -466,3 +466,28 @@ async def test_a_role_with_only_select_never_meets_a_500(
     assert "database role may only read" in unknown.text
     assert "database role may only read" in cancel.text
     assert await rows(migrated_pool) == before
+
+
+async def test_items_are_found_by_id_kind_and_status_on_postgresql(
+    migrated_pool: asyncpg.Pool, clock: FakeClock
+) -> None:
+    ids = await fill(migrated_pool, clock)
+
+    async with client_for(migrated_pool, clock) as client:
+        found = await client.get("/find", params={"q": f"#{ids['failed']}"}, follow_redirects=True)
+        beyond = await client.get("/find", params={"q": str(2**63)}, follow_redirects=True)
+        failed = (await client.get("/", params={"kind": "contract_alpha", "status": "failed"})).text
+        beta = (await client.get("/", params={"kind": "contract_beta"})).text
+        running = (await client.get("/", params={"status": "running"})).text
+
+    assert found.status_code == 200
+    assert f"Item #{ids['failed']}: contract_alpha" in found.text
+    assert beyond.status_code == 404
+    assert f'href="/items/{ids["failed"]}"' in failed
+    assert '<section id="queued">' not in failed
+    assert "Chosen from the latest 500 unsuccessful items." in failed
+    assert f'id="running-{ids["running"]}"' in beta
+    assert f'href="/items/{ids["first_queued"]}"' not in beta
+    assert f'href="/items/{ids["failed"]}"' not in beta
+    assert f'id="running-{ids["running"]}"' in running
+    assert '<section id="failures">' not in running

@@ -26,6 +26,20 @@ PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
 EXTRAS_OF_OPTIONAL_PARTS = ("embedded", "uvloop", "psycopg", "web")
 
 
+def never_imported(monkeypatch: pytest.MonkeyPatch, package: str) -> None:
+    """As if ``package`` and its modules had never been imported, for this test alone.
+
+    Besides their entries in ``sys.modules``, the attribute that names each on its parent
+    package is put back afterwards: an import during the test rebinds it to a new module
+    object, which would hide the old one's submodules from every later test.
+    """
+    for name in [m for m in sys.modules if m == package or m.startswith(f"{package}.")]:
+        parent, _, child = name.rpartition(".")
+        if parent in sys.modules and child in vars(sys.modules[parent]):
+            monkeypatch.setattr(sys.modules[parent], child, getattr(sys.modules[parent], child))
+        monkeypatch.delitem(sys.modules, name)
+
+
 def module_of(requirement: str) -> str:
     """The import name of a requirement's distribution ("prometheus-client>=0.20" -> ...)."""
     name = requirement.split("[")[0].split(">")[0].split("<")[0].split("=")[0].strip()
@@ -86,9 +100,10 @@ class TestANameWhoseExtraIsMissing:
     def test_says_which_extra_to_install_in_one_line(self, monkeypatch: pytest.MonkeyPatch) -> None:
         # As if psycopg (the psycopg extra) were not installed, and nothing imported it yet.
         monkeypatch.setitem(sys.modules, "psycopg", None)
-        for module in [m for m in sys.modules if m.startswith("workqueue.adapters.psycopg")]:
-            monkeypatch.delitem(sys.modules, module)
-        monkeypatch.delattr(workqueue, "PsycopgWorkQueue", raising=False)
+        never_imported(monkeypatch, "workqueue.adapters.psycopg")
+        # Forgotten if an earlier test loaded it (asking hasattr would load it now).
+        if "PsycopgWorkQueue" in vars(workqueue):
+            monkeypatch.delattr(workqueue, "PsycopgWorkQueue")
 
         with pytest.raises(MissingExtraError) as missing:
             workqueue.PsycopgWorkQueue  # noqa: B018
@@ -148,8 +163,7 @@ def test_workqueue_web_without_the_web_extra_says_which_extra_to_install(
 
     # As if uvicorn (the web extra) were not installed, and the view never imported.
     monkeypatch.setitem(sys.modules, "uvicorn", None)
-    for module in [m for m in sys.modules if m.startswith("workqueue.entrypoints.web")]:
-        monkeypatch.delitem(sys.modules, module)
+    never_imported(monkeypatch, "workqueue.entrypoints.web")
     monkeypatch.setenv("WORKQUEUE_DATABASE_URL", "postgresql://nobody@127.0.0.1:1/x")
     err = io.StringIO()
 

@@ -7,10 +7,11 @@ import json
 from django.db import transaction
 from django.db.models import F
 from django.http import HttpRequest, JsonResponse
-from django.views.decorators.http import require_POST
+from django.views.decorators.http import require_GET, require_POST
+from django_tasks.exceptions import TaskResultDoesNotExist
 
 from orders.models import Order, Product
-from orders.work import ConfirmOrder, work_queue
+from orders.tasks import confirm_order
 
 
 class OutOfStock(Exception):
@@ -21,8 +22,8 @@ class OutOfStock(Exception):
 def place_order(request: HttpRequest) -> JsonResponse:
     """``POST /orders`` with ``{"product": name, "quantity": n, "email": address}``.
 
-    201 with the order's id and its confirmation's work item; 409 when the stock
-    is short, and then neither the order nor its confirmation exists.
+    201 with the order's id and its confirmation's task id; 409 when the stock is
+    short, and then neither the order nor its confirmation exists.
     """
     wanted = json.loads(request.body)
     product = Product.objects.get(name=wanted["product"])
@@ -31,14 +32,7 @@ def place_order(request: HttpRequest) -> JsonResponse:
             order = Order.objects.create(
                 product=product, quantity=wanted["quantity"], email=wanted["email"]
             )
-            confirmation = work_queue().enqueue(
-                ConfirmOrder(
-                    order_id=order.id,
-                    email=order.email,
-                    product=product.name,
-                    quantity=order.quantity,
-                )
-            )
+            confirmation = confirm_order.enqueue(order.id)
             # The stock is taken last, so a short one undoes what came before it:
             # the order row and the enqueued confirmation alike.
             taken = Product.objects.filter(id=product.id, stock__gte=order.quantity).update(
@@ -49,3 +43,20 @@ def place_order(request: HttpRequest) -> JsonResponse:
     except OutOfStock:
         return JsonResponse({"error": f"only {product.stock} {product.name} left"}, status=409)
     return JsonResponse({"order": order.id, "confirmation": confirmation.id}, status=201)
+
+
+@require_GET
+def confirmation(request: HttpRequest, task_id: str) -> JsonResponse:
+    """``GET /confirmations/<id>``: where the confirmation task is, and what it returned."""
+    try:
+        result = confirm_order.get_result(task_id)
+    except TaskResultDoesNotExist:
+        return JsonResponse({"error": f"no confirmation {task_id}"}, status=404)
+    return JsonResponse(
+        {
+            "status": result.status,
+            "attempts": result.attempts,
+            "returned": result.return_value if result.status == "SUCCESSFUL" else None,
+            "errors": [error.exception_class_path for error in result.errors],
+        }
+    )

@@ -1,8 +1,9 @@
-"""Settings of the example shop: one app, PostgreSQL through psycopg 3.
+"""Settings of the example shop: one app, PostgreSQL through psycopg 3, tasks on workqueue.
 
 The database is ``SHOP_DATABASE_URL`` (a ``postgresql://`` URL), the same database
-the queue's tables live in: the point is that an order and the work it asks for
-commit together.
+the queue's tables live in: the point is that an order and the task it enqueues
+commit together. ``TASKS`` runs Django's tasks on workqueue: the ``mail`` queue
+(the confirmations) is tried up to three times.
 
 Mail goes through the backend ``SHOP_EMAIL_BACKEND`` names (a dotted path, Django's
 ``EMAIL_BACKEND``), by default Django's in-memory outbox; Django's file backend
@@ -13,7 +14,10 @@ in the directory ``SHOP_EMAIL_FILE_PATH``.
 from __future__ import annotations
 
 import os
+from datetime import timedelta
 from urllib.parse import parse_qsl, unquote, urlsplit
+
+from workqueue import Backoff, KindPolicy
 
 
 def _database(url: str) -> dict[str, str]:
@@ -34,10 +38,22 @@ def _database(url: str) -> dict[str, str]:
 SECRET_KEY = "the example shop's key, not a secret"  # noqa: S105
 DEBUG = False
 ALLOWED_HOSTS = ["127.0.0.1", "localhost", "testserver"]
-INSTALLED_APPS = ["orders"]
+# django_tasks: the Tasks framework's backport (Django 5.2); on Django 6 it is built in.
+INSTALLED_APPS = ["django_tasks", "orders"]
 MIDDLEWARE: list[str] = []
 ROOT_URLCONF = "shop_site.urls"
 DATABASES = {"default": _database(os.environ.get("SHOP_DATABASE_URL", "postgresql:///shop"))}
+TASKS = {
+    "default": {
+        "BACKEND": "workqueue.django.WorkQueueBackend",
+        "QUEUES": ["default", "mail"],
+        "OPTIONS": {
+            "POLICIES": {
+                "mail": KindPolicy(max_attempts=3, backoff=Backoff(initial=timedelta(seconds=5)))
+            }
+        },
+    }
+}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 USE_TZ = True
 EMAIL_BACKEND = os.environ.get(

@@ -21,6 +21,7 @@ from typing import Any
 from pydantic import JsonValue
 
 from workqueue.application.completions import Completions, SoloCompletions
+from workqueue.application.renewals import Renewals
 from workqueue.domain import Clock, KindPolicy, ProgressSnapshot, WorkItem, WorkStore
 
 __all__ = ["Claim", "Claimer"]
@@ -75,6 +76,9 @@ class Claimer:
         The lanes of one process share
         :class:`~workqueue.application.completions.SharedCompletions`, made with the same kinds,
         worker id and lease duration.
+    :param renewals: the leases the process's watchdog renewed while the event loop was
+        blocked (docs/adr/0036): a claim that was in flight meanwhile is secured until
+        the later of its own lease and that renewal.
     """
 
     __slots__ = (
@@ -83,6 +87,7 @@ class Claimer:
         "_held",
         "_kinds",
         "_lease_duration",
+        "_renewals",
         "_store",
         "_worker_id",
     )
@@ -96,8 +101,10 @@ class Claimer:
         worker_id: str,
         lease_duration: timedelta,
         completions: Completions | None = None,
+        renewals: Renewals | None = None,
     ) -> None:
         self._store = store
+        self._renewals = renewals
         if completions is None:
             completions = SoloCompletions(
                 store, kinds=kinds, worker_id=worker_id, lease_duration=lease_duration
@@ -108,6 +115,11 @@ class Claimer:
         self._worker_id = worker_id
         self._lease_duration = lease_duration
         self._held: Claim | None = None
+
+    @property
+    def held(self) -> Claim | None:
+        """The item held for the next run, if any (it stays held)."""
+        return self._held
 
     def take_held(self) -> Claim | None:
         """The item held, if any, which is then no longer held."""
@@ -124,7 +136,7 @@ class Claimer:
         item = await self._store.claim(
             self._kinds, worker_id=self._worker_id, lease_duration=self._lease_duration
         )
-        return None if item is None else Claim(item, claimed_at, self._lease_duration)
+        return None if item is None else self._claim_of(item, claimed_at)
 
     async def next_run_at(self) -> datetime | None:
         """When the next queued item of the kinds that is not yet due becomes claimable.
@@ -147,5 +159,11 @@ class Claimer:
         lease = claim.item.lease
         completed, following = await self._completions.complete_and_claim(lease, progress)
         if following is not None:
-            self._held = Claim(following, claimed_at, self._lease_duration)
+            self._held = self._claim_of(following, claimed_at)
         return completed
+
+    def _claim_of(self, item: WorkItem, claimed_at: datetime) -> Claim:
+        claim = Claim(item, claimed_at, self._lease_duration)
+        if self._renewals is not None:
+            claim.secured_until = self._renewals.secured_until(item.lease, claim.secured_until)
+        return claim

@@ -50,9 +50,18 @@ from workqueue.application.execution import (
 )
 from workqueue.application.outcome import OutcomeWriter
 from workqueue.application.registry import KindRegistry
+from workqueue.application.renewals import Renewals
 from workqueue.application.supervisor import LeaseSupervisor
-from workqueue.application.verdict import RELEASE, Verdict, verdict
-from workqueue.domain import Clock, InvalidPayloadError, UnknownKindError, WorkStore
+from workqueue.application.verdict import RELEASE, Verdict, handler_error, verdict
+from workqueue.domain import (
+    NO_TRACING,
+    Clock,
+    InvalidPayloadError,
+    RunSpan,
+    Tracing,
+    UnknownKindError,
+    WorkStore,
+)
 
 __all__ = ["WorkExecutor"]
 
@@ -80,6 +89,10 @@ class WorkExecutor:
         (tests give a fixed one).
     :param kinds: the names of the kinds to claim, some of the registry's (a worker
         told ``WORKQUEUE_KINDS``); not given, every kind of the registry.
+    :param renewals: the leases the process's watchdog renews while a handler blocks
+        the event loop (docs/adr/0036), shared by the process's executors.
+    :param tracing: runs each attempt in a span started from its item's trace context
+        (docs/adr/0038); not given, nothing is recorded.
     :raises ValueError: if ``kinds`` names a kind the registry does not serve: its
         items could be claimed but never run.
     """
@@ -99,6 +112,8 @@ class WorkExecutor:
         completions: Completions | None = None,
         draw: Callable[[], float] = random.random,
         kinds: Collection[str] | None = None,
+        renewals: Renewals | None = None,
+        tracing: Tracing = NO_TRACING,
     ) -> None:
         claimed = registry.kinds if kinds is None else frozenset(kinds)
         unserved = claimed - registry.kinds
@@ -119,6 +134,7 @@ class WorkExecutor:
             worker_id=worker_id,
             lease_duration=settings.lease_duration,
             completions=completions,
+            renewals=renewals,
         )
         if heartbeats is None:
             heartbeats = SoloHeartbeats(
@@ -132,7 +148,19 @@ class WorkExecutor:
         # Set while no run_next is running: one item at a time, and what shutdown waits for.
         self._idle = asyncio.Event()
         self._idle.set()
-        self._handler_task: asyncio.Task[JsonValue] | None = None
+        # The running handler's task and its item's claim, between dispatch and verdict.
+        self._running: tuple[asyncio.Task[JsonValue], Claim] | None = None
+        self._tracing = tracing
+
+    @property
+    def running(self) -> tuple[asyncio.Task[JsonValue], Claim] | None:
+        """The task of the handler running now and its item's claim, or None between items."""
+        return self._running
+
+    @property
+    def held(self) -> Claim | None:
+        """The item claimed along with a completion and held for the next run, if any."""
+        return self._claimer.held
 
     @property
     def worker_id(self) -> str:
@@ -219,8 +247,8 @@ class WorkExecutor:
             return
         self._stopping = True
         self._writer.hurry()
-        if self._handler_task is not None:
-            self._handler_task.cancel()
+        if self._running is not None:
+            self._running[0].cancel()
 
     async def shutdown(self) -> None:
         """Stop (see :meth:`stop`) and wait until the running item, if any, is released.
@@ -238,6 +266,19 @@ class WorkExecutor:
         claim = self._claimer.take_held() or await self._claimer.claim()
         if claim is None:
             return None
+        with self._tracing.run(claim.item, self._worker_id) as span:
+            outcome = await self._run_claimed(claim, claim_next, on_claimed, span)
+            span.ended(outcome.status.value, outcome.error)
+        return outcome
+
+    async def _run_claimed(
+        self,
+        claim: Claim,
+        claim_next: bool,
+        on_claimed: Callable[[], object] | None,
+        span: RunSpan,
+    ) -> ExecutionOutcome:
+        """Run a claimed item's handler and record how it ended, in the attempt's span."""
         if on_claimed is not None:
             on_claimed()
         item = claim.item
@@ -256,13 +297,14 @@ class WorkExecutor:
         try:
             handler, payload, claim.policy = self._registry.dispatch(item.kind, item.payload)
         except (InvalidPayloadError, UnknownKindError) as error:
+            span.raised(error)
             failure = Verdict(
                 ExecutionStatus.FAILED, bound_error(str(error), settings.max_error_length)
             )
             return await self._writer.write(claim, failure, item.progress)
         context = ExecutionContext.for_item(item, max_progress_bytes=settings.max_progress_bytes)
         handler_task = asyncio.create_task(handler.handle(payload, context))
-        self._handler_task = handler_task
+        self._running = (handler_task, claim)
         try:
             await self._supervisor.run(claim, handler_task, context)
         except asyncio.CancelledError:
@@ -271,7 +313,10 @@ class WorkExecutor:
                 await self._record(claim, handler_task, context, stopping=True)
             raise
         finally:
-            self._handler_task = None
+            self._running = None
+        raised = handler_error(handler_task)
+        if raised is not None:
+            span.raised(raised)
         if claim.lost is not None:
             return self._writer.lease_lost(claim, claim.lost)
         stopping = self._stopping

@@ -35,6 +35,7 @@ __all__ = [
     "SUCCESS",
     "SUCCESS_CLAIMING_NEXT",
     "Verdict",
+    "handler_error",
     "verdict",
 ]
 
@@ -129,6 +130,16 @@ def verdict(
     if run_at is None:
         return Verdict(ExecutionStatus.FAILED, text)
     return Verdict(ExecutionStatus.RETRIED, text, run_at=run_at)
+
+
+def handler_error(handler: asyncio.Task[JsonValue]) -> BaseException | None:
+    """The exception ``handler`` failed with, for its attempt's span: None while it runs,
+    when it was cancelled or returned, and for a :class:`~workqueue.domain.Snooze`,
+    which is no failure."""
+    if not handler.done() or handler.cancelled():
+        return None
+    error = handler.exception()
+    return None if isinstance(error, Snooze) else error
 
 
 def _success(result: JsonValue, claim_next: bool, max_result_bytes: int) -> Verdict:

@@ -75,6 +75,15 @@ from workqueue.domain.timing import (
     run_at_of,
 )
 from workqueue.domain.tokens import RefreshTokenStore
+from workqueue.domain.tracing import (
+    NO_SPAN,
+    NO_TRACING,
+    EnqueueSpan,
+    NoTracing,
+    RunSpan,
+    TraceContext,
+    Tracing,
+)
 
 __all__ = [
     "CRON_ALIASES",
@@ -90,6 +99,8 @@ __all__ = [
     "MAX_PAUSE_REASON_LENGTH",
     "MAX_PRIORITY",
     "MIN_PRIORITY",
+    "NO_SPAN",
+    "NO_TRACING",
     "PERIODIC_DEDUP_KEY",
     "RETURNING_ENDINGS",
     "SNAPSHOT_JSON",
@@ -101,6 +112,7 @@ __all__ = [
     "EnqueueFailedError",
     "EnqueueRequest",
     "EnqueueResult",
+    "EnqueueSpan",
     "Failure",
     "HeartbeatAnswer",
     "InsideTransactionError",
@@ -117,6 +129,7 @@ __all__ = [
     "KindRegistryError",
     "Lease",
     "LeaseProgress",
+    "NoTracing",
     "Overlap",
     "PayloadDefinitionError",
     "ProgressSnapshot",
@@ -126,10 +139,13 @@ __all__ = [
     "RequeueResult",
     "RunEnding",
     "RunOutcome",
+    "RunSpan",
     "ScheduleTurn",
     "Snooze",
     "StoreUnavailableError",
     "TokenCleanup",
+    "TraceContext",
+    "Tracing",
     "UnknownKindError",
     "When",
     "WorkContext",

@@ -18,6 +18,8 @@ that raises them and derive from :class:`WorkQueueError` all the same:
   view cannot listen on its host and port),
   :class:`~workqueue.entrypoints.web.reads.BadQueryError` (a query parameter of the admin
   view's API cannot be used; answered with a 400).
+- ``workqueue.entrypoints.django``: :class:`~workqueue.entrypoints.django.failures.TaskRaised`
+  (a Django task raised; the failure names its class and carries its traceback).
 - ``workqueue.entrypoints.extras``: :class:`~workqueue.entrypoints.extras.MissingExtraError`
   (a part of workqueue was used whose extra is not installed; names the extra).
 """

@@ -4,13 +4,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeAlias
 
 from pydantic import JsonValue
 
 from workqueue.domain.status import WorkStatus
 
-__all__ = ["LARGEST_ITEM_ID", "Failure", "Lease", "WorkItem"]
+__all__ = ["LARGEST_ITEM_ID", "Failure", "Lease", "TraceContext", "WorkItem"]
+
+TraceContext: TypeAlias = dict[str, str]
+"""A span's context as propagation headers (``traceparent``, ``tracestate``, ...): what
+an item carries from its enqueue to its runs (docs/adr/0038)."""
 
 LARGEST_ITEM_ID = 2**63 - 1
 """The largest id an item can have (PostgreSQL's ``bigint``): a larger one is no item."""
@@ -49,7 +53,9 @@ class WorkItem:
     ``failures`` holds every failure of its handler in order, the one that failed
     it too (its count is what a retry policy counts); ``snoozes`` how many times
     its handler asked to run again later; ``result`` what its handler returned
-    when it succeeded (docs/adr/0031).
+    when it succeeded (docs/adr/0031). ``trace_context`` is the context of the span
+    that enqueued it, when one was recorded: each attempt's span starts from it
+    (docs/adr/0038).
     """
 
     id: int
@@ -73,6 +79,7 @@ class WorkItem:
     failures: tuple[Failure, ...] = ()
     snoozes: int = 0
     result: JsonValue = None
+    trace_context: TraceContext | None = None
 
     @property
     def lease(self) -> Lease:

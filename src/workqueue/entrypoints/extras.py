@@ -33,7 +33,9 @@ class MissingExtraError(WorkQueueError, ImportError):
 
 def extra_for(package: str | None) -> str | None:
     """The extra that installs ``package`` (a module name; its top-level package counts)."""
-    return _EXTRA_OF_PACKAGE.get((package or "").partition(".")[0])
+    if package is None:
+        return None
+    return _EXTRA_OF_PACKAGE.get(package.partition(".")[0])
 
 
 def missing_extra(error: ModuleNotFoundError, needed_by: str) -> MissingExtraError | None:

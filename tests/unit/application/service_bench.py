@@ -36,10 +36,12 @@ from workqueue.application import (
     WorkScheduler,
 )
 from workqueue.domain import (
+    NO_TRACING,
     KindPolicy,
     Lease,
     RunOutcome,
     StoreUnavailableError,
+    Tracing,
     WorkContext,
     WorkHandler,
     WorkItem,
@@ -203,9 +205,11 @@ class Bench:
         settings: ExecutorSettings | None = None,
         draw: float = 0.0,
         kinds: Collection[str] | None = None,
+        tracing: Tracing = NO_TRACING,
     ) -> WorkExecutor:
         """An executor on the bench; ``draw`` is the random number of every retry's jitter,
-        ``kinds`` the kinds it claims (not given, the registry's)."""
+        ``kinds`` the kinds it claims (not given, the registry's), ``tracing`` what records
+        the span of each attempt."""
         return WorkExecutor(
             self.store if store is None else store,
             self.registry,
@@ -214,6 +218,7 @@ class Bench:
             settings=ExecutorSettings() if settings is None else settings,
             draw=lambda: draw,
             kinds=kinds,
+            tracing=tracing,
         )
 
     def worker(

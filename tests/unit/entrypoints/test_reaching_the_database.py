@@ -14,7 +14,7 @@ from urllib.parse import urlsplit, urlunsplit
 import pytest
 from pydantic import SecretStr
 
-from workqueue.adapters.postgres import PostgresWorkNotifications
+from workqueue.adapters.postgres import PostgresWorkNotifications, PostgresWorkStore
 from workqueue.entrypoints.worker import database
 from workqueue.entrypoints.worker.database import (
     DatabaseTarget,
@@ -26,6 +26,7 @@ from workqueue.entrypoints.worker.database import (
     open_work_store,
     retry_delays,
 )
+from workqueue.entrypoints.worker.watchdog import watchdog_store
 
 SECRET = "n0t-for-logs"
 
@@ -424,3 +425,34 @@ class TestThroughATransactionPooler:
 class _Closable:
     async def aclose(self) -> None:
         return None
+
+
+class TestTheWatchdogsOwnStore:
+    """The loop watchdog renews through a pool of one connection of its own, tried once."""
+
+    @pytest.mark.parametrize(
+        ("transaction_pooling", "options"),
+        [
+            (False, {"min_size": 1, "max_size": 1, "timeout": 5.0}),
+            (True, {"min_size": 1, "max_size": 1, "statement_cache_size": 0, "timeout": 5.0}),
+        ],
+    )
+    async def test_it_opens_one_connection_as_the_worker_would_and_closes_it(
+        self, driver: ScriptedDriver, transaction_pooling: bool, options: dict[str, object]
+    ) -> None:
+        opening = watchdog_store(
+            DatabaseTarget(dsn=DSN), InstantClock(), transaction_pooling=transaction_pooling
+        )
+        async with opening as store:
+            assert isinstance(store, PostgresWorkStore)
+            assert driver.calls == [(DSN, options)]
+            assert not driver.pool.closed
+        assert driver.pool.closed
+
+    async def test_an_unreachable_database_is_tried_once(self, driver: ScriptedDriver) -> None:
+        driver.errors = [ConnectionRefusedError("refused"), ConnectionRefusedError("refused")]
+        clock = InstantClock()
+        with pytest.raises(DatabaseUnreachableError, match=r"queue: ConnectionRefusedError"):
+            async with watchdog_store(DatabaseTarget(dsn=DSN), clock, transaction_pooling=False):
+                pass
+        assert (len(driver.calls), clock.slept) == (1, [])

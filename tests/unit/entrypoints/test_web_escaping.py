@@ -7,12 +7,13 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from markupsafe import escape
 from web_world import WebWorld
 
 from workqueue.domain import TokenCleanup
 
 HOSTILE = "<script>alert('x')</script>&<b>\"bold\"</b>"
-TEMPLATES = Path(__file__).parents[3] / "src" / "entrypoints" / "web" / "templates"
+TEMPLATES = Path(__file__).parents[3] / "src" / "workqueue" / "entrypoints" / "web" / "templates"
 
 
 @pytest.fixture
@@ -69,6 +70,27 @@ async def test_an_item_page_escapes_its_payload_progress_and_error(
         assert text.count("<script") == 1
 
 
+async def test_a_progress_bar_and_a_filtered_overview_escape_what_they_show(
+    hostile_world: WebWorld,
+) -> None:
+    running_id = hostile_world.hostile_ids[0]  # type: ignore[attr-defined]
+    item = hostile_world.state.items[running_id]
+    progress = {"done": 1, "total": 2, HOSTILE: HOSTILE}
+    hostile_world.state.write(replace(item, progress=progress))
+
+    async with hostile_world.client() as client:
+        pages = [
+            (await client.get("/", params={"kind": HOSTILE, "status": "running"})).text,
+            (await client.get(f"/items/{running_id}")).text,
+        ]
+
+    for text in pages:
+        assert "<progress" in text
+        assert_only_escaped(text)
+        assert text.count("<script") == 1
+    assert f'<option value="{escape(HOSTILE)}" selected>' in pages[0]
+
+
 async def test_the_api_sends_the_texts_exactly_as_stored(hostile_world: WebWorld) -> None:
     _, failed_id, _ = hostile_world.hostile_ids  # type: ignore[attr-defined]
 
@@ -93,7 +115,9 @@ async def test_metrics_quote_a_kind_as_a_label_value(hostile_world: WebWorld) ->
 
 
 def test_no_template_marks_text_safe_or_puts_data_in_a_script() -> None:
-    for template in TEMPLATES.glob("*.html"):
+    templates = sorted(TEMPLATES.glob("*.html"))
+    assert "_progress.html" in [template.name for template in templates]
+    for template in templates:
         source = template.read_text(encoding="utf-8")
         assert "|safe" not in source.replace(" ", ""), template.name
         assert "autoescape false" not in source, template.name

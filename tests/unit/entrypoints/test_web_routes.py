@@ -97,7 +97,7 @@ class TestOverview:
         assert response.headers["content-type"].startswith("text/html")
         html = response.text
         assert "Read-only." in html
-        assert 'data-live-src="/fragments/overview?kind=&amp;after=0"' in html
+        assert 'data-live-src="/fragments/overview?kind=&amp;status=&amp;after=0"' in html
         assert f'id="running-{running.id}"' in html
         assert "host:42:abc" in html
         assert "2.0 s" in html  # heartbeat age
@@ -253,11 +253,11 @@ class TestQueued:
             first = (await client.get("/")).text
             second = (await client.get("/", params={"after": ids[49]})).text
 
-        assert f'href="/?kind=&amp;after={ids[49]}">Next page' in first
+        assert f'href="/?kind=&amp;status=&amp;after={ids[49]}">Next page' in first
         assert "First page" not in first
         assert f'href="/items/{ids[50]}"' in second
         assert f'href="/items/{ids[0]}"' not in second
-        assert 'href="/?kind=">First page' in second
+        assert 'href="/?kind=&amp;status=">First page' in second
         assert "Next page" not in second
         assert f"after={ids[49]}" in re.search(r'data-live-src="([^"]*)"', second)[1]  # type: ignore[index]
 
@@ -372,7 +372,8 @@ class TestItem:
         assert document["item"]["status"] == "failed"
         assert document["item"]["progress"] == {"step": 1}
         assert document["item"]["worker_id"] == "w-old"
-        assert f"Item #{item.id}: token_cleanup, failed" in html
+        assert f'<h2 id="item-heading">Item #{item.id}: token_cleanup</h2>' in html
+        assert '<td class="status-failed" id="item-status">failed</td>' in html
         assert f'data-live-src="/fragments/items/{item.id}"' in html
         assert '<pre class="json" id="progress">{\n  &#34;step&#34;: 1\n}</pre>' in html
         assert '<pre class="json" id="payload">{}</pre>' in html
@@ -380,7 +381,7 @@ class TestItem:
         assert '<th scope="row">worker_id</th><td>w-old</td>' in html
         assert '<th scope="row">lease_expires_at</th><td>\u2013</td>' in html
         assert "<html" not in fragment
-        assert f"Item #{item.id}: token_cleanup, failed" in fragment
+        assert '<td class="status-failed" id="item-status">failed</td>' in fragment
         assert fragment.strip() in html
 
     async def test_a_waiting_item_shows_its_priority_and_when_it_runs(
@@ -397,7 +398,10 @@ class TestItem:
             "2026-01-01T02:00:00Z",
         )
         assert '<th scope="row">priority</th><td>-7</td>' in html
-        assert '<th scope="row">run_at</th><td>2026-01-01T02:00:00Z</td>' in html
+        assert (
+            '<th scope="row">run_at</th><td><time datetime="2026-01-01T02:00:00Z" '
+            'title="2026-01-01T02:00:00Z">in 2 h</time></td>'
+        ) in html
 
     async def test_a_retried_item_shows_each_failure_and_a_succeeded_one_its_result(
         self, world: WebWorld
@@ -423,7 +427,8 @@ class TestItem:
         assert (document["item"]["result"], document["item"]["snoozes"]) == ({"deleted": 4}, 0)
         assert '<pre class="json" id="result">{\n  &#34;deleted&#34;: 4\n}</pre>' in html
         assert (
-            "<tr><td>1</td><td>2026-01-01T00:00:00Z</td>"
+            '<tr><td class="number">1</td><td><time datetime="2026-01-01T00:00:00Z" '
+            'title="2026-01-01T00:00:00Z">30 s ago</time></td>'
             '<td><pre class="error">OSError: down</pre></td></tr>'
         ) in html
 
@@ -669,12 +674,16 @@ class TestPausedKinds:
         retention = retention.split("</th>")[0]
         assert (
             '<span class="paused" title="No worker claims its items until it is resumed.">'
-            "paused since 2026-01-01T00:00:00Z</span> "
+            'paused <time datetime="2026-01-01T00:00:00Z" title="2026-01-01T00:00:00Z">'
+            "30 s ago</time></span> "
             '<span class="pause-reason">&lt;script&gt;x&lt;/script&gt; &amp; &#34;why&#34;</span>'
         ) in retention
         cleanup = html.split('<a href="/?kind=token_cleanup">token_cleanup</a>')[1]
         cleanup = cleanup.split("</th>")[0]
-        assert "paused since 2026-01-01T00:00:30Z</span>" in cleanup
+        assert (
+            'paused <time datetime="2026-01-01T00:00:30Z" title="2026-01-01T00:00:30Z">now</time>'
+            "</span>"
+        ) in cleanup
         assert "pause-reason" not in cleanup
         assert "<script>x" not in html
 

@@ -19,7 +19,9 @@ from dependency_injector import providers
 from dependency_injector.errors import Error as DependencyError
 from worker_world import PRODUCTION_KINDS, SECRET, WorkerWorld, periodic_kinds
 
+from recorded_spans import RecordedSpans
 from workqueue.adapters.memory import InMemoryRefreshTokenStore, InMemoryWorkStore
+from workqueue.adapters.otel import OpenTelemetryTracing
 from workqueue.adapters.postgres import PostgresWorkStore, SchemaNotCurrentError
 from workqueue.adapters.prometheus import WorkerMetrics
 from workqueue.adapters.testing import FakeClock
@@ -28,6 +30,7 @@ from workqueue.application.registry import KindRegistry
 from workqueue.domain import (
     HeartbeatAnswer,
     KindRegistryError,
+    Lease,
     TokenCleanup,
     WorkContext,
     WorkHandler,
@@ -642,3 +645,52 @@ class TestTheLanesShareTheirCompletions:
         for executor in executors:
             await executor.shutdown()
         assert sample("workqueue_worker_released_total", {"kind": "slow"}) == 2
+
+
+class TestTheLanesReadTheWatchdogsRenewals:
+    """A claim in flight while the loop was blocked is secured as the watchdog renewed it."""
+
+    async def test_every_lane_builds_its_claims_from_the_one_set_of_renewals(
+        self, world: WorkerWorld
+    ) -> None:
+        container = world.container(WorkerSettings(worker_id="test-worker", concurrency=2))
+        container.registry.override(
+            providers.Object(KindRegistry(SlowKind, [Slow], [SlowHandler()]))
+        )
+        container.claimed_kinds.override(providers.Object(frozenset({"slow"})))
+        executors = await provide(container.executors)
+        renewals = await provide(container.renewals)
+        renewed_until = world.clock.now() + timedelta(hours=1)
+        runs = []
+        for executor in executors:
+            enqueued = await world.queue.enqueue(Slow())
+            renewals.note(Lease(enqueued.id, 1), renewed_until)
+            runs.append(asyncio.create_task(executor.run_next()))
+            await world.clock.settle()
+
+        secured = [executor.running[1].secured_until for executor in executors if executor.running]
+        assert secured == [renewed_until, renewed_until]
+        for run in runs:
+            run.cancel()
+        await asyncio.gather(*runs, return_exceptions=True)
+
+
+class TestTracing:
+    def test_the_worker_traces_with_opentelemetry_when_it_is_installed(self) -> None:
+        assert isinstance(build_container(WorkerSettings()).tracing(), OpenTelemetryTracing)
+
+    @pytest.mark.parametrize("concurrency", [1, 2])
+    async def test_every_lane_runs_its_items_in_spans_of_the_workers_tracing(
+        self, world: WorkerWorld, spans: RecordedSpans, concurrency: int
+    ) -> None:
+        container = world.container(WorkerSettings(worker_id="w-3", concurrency=concurrency))
+        container.tracing.override(providers.Object(spans.tracing))
+        executors = await provide(container.executors)
+        for executor in executors:
+            await world.queue.enqueue(TokenCleanup())
+            await executor.run_next()
+
+        runs = spans.named("process token_cleanup")
+        assert [(run.attributes or {})["workqueue.worker.id"] for run in runs] == [
+            "w-3"
+        ] * concurrency

@@ -37,6 +37,7 @@ def test_a_row_reads_as_the_work_item_it_holds() -> None:
         "failures": [{"attempt": 1, "at": "2026-01-01T00:00:10+00:00", "error": "OSError: down"}],
         "snoozes": 2,
         "result": None,
+        "trace_context": {"traceparent": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"},
     }
 
     item = work_item_from_row(row)  # type: ignore[arg-type]
@@ -63,6 +64,7 @@ def test_a_row_reads_as_the_work_item_it_holds() -> None:
         failures=(Failure(1, T0.replace(second=10), "OSError: down"),),
         snoozes=2,
         result=None,
+        trace_context={"traceparent": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"},
     )
     assert isinstance(item.status, WorkStatus)
 
@@ -99,6 +101,7 @@ def test_a_finished_row_keeps_its_finish_and_its_error() -> None:
         ],
         "snoozes": 0,
         "result": None,
+        "trace_context": None,
     }
 
     item = work_item_from_row(row)  # type: ignore[arg-type]

@@ -22,8 +22,10 @@ from workqueue.adapters.postgres.enqueue_plan import (
     batch_enqueue,
     check_batch,
     check_request,
+    context_text,
     due_enqueue,
     fired_enqueue,
+    plain_insert,
     single_enqueue,
 )
 from workqueue.adapters.postgres.queue_sql import STATEMENTS
@@ -83,6 +85,7 @@ class TestOneEnqueue:
                     CHANNEL,
                     0,
                     clock.now(),
+                    None,  # no trace context: nothing recorded
                 ),
             )
         ]
@@ -101,7 +104,7 @@ class TestOneEnqueue:
         assert exchange.sent == [
             Statement(
                 "enqueue_one",
-                ("token_cleanup", "{}", clock.now(), CHANNEL, "nightly", 0, clock.now()),
+                ("token_cleanup", "{}", clock.now(), CHANNEL, "nightly", 0, clock.now(), None),
             )
         ]
 
@@ -119,7 +122,8 @@ class TestOneEnqueue:
 
         assert first.arguments[2] == clock.now() - timedelta(seconds=3)
         assert second == Statement(
-            "enqueue_one", ("token_cleanup", "{}", clock.now(), CHANNEL, "k", 0, clock.now())
+            "enqueue_one",
+            ("token_cleanup", "{}", clock.now(), CHANNEL, "k", 0, clock.now(), None),
         )
         assert done.value.value == EnqueueResult(id=12, created=False)
 
@@ -163,14 +167,19 @@ class TestPriorityAndRunAt:
         soon = check_request(EnqueueRequest(retention(), delay=timedelta(seconds=9)))
         sent_soon = Exchange(single_enqueue(soon, clock), [[(3,)]])
         sent_soon.run()
-        assert sent_soon.sent[0].arguments[4:] == (0, clock.now() + timedelta(seconds=9))
+        assert sent_soon.sent[0].arguments[4:] == (0, clock.now() + timedelta(seconds=9), None)
         sent_plain = Exchange(single_enqueue(plain, clock), [[(1,)]])
         sent_keyed = Exchange(single_enqueue(keyed, clock), [[(2, True)]])
         sent_plain.run()
         sent_keyed.run()
 
-        assert sent_plain.sent[0].arguments[4:] == (7, later)
-        assert sent_keyed.sent[0].arguments[4:] == ("k", -7, clock.now() + timedelta(minutes=1))
+        assert sent_plain.sent[0].arguments[4:] == (7, later, None)
+        assert sent_keyed.sent[0].arguments[4:] == (
+            "k",
+            -7,
+            clock.now() + timedelta(minutes=1),
+            None,
+        )
 
     def test_a_batch_sends_priorities_and_run_ats_as_arrays_once_any_request_has_one(
         self,
@@ -189,10 +198,11 @@ class TestPriorityAndRunAt:
         first.run()
         second.run()
 
-        assert first.sent[0].arguments[5:] == ("[0,-1]", None)
+        assert first.sent[0].arguments[5:] == ("[0,-1]", None, None)
         assert second.sent[0].arguments[5:] == (
             None,
             f'["{later.isoformat().replace("+00:00", "Z")}",null]',
+            None,
         )
 
     async def test_a_batch_counts_each_delay_from_the_time_it_stamps_on_its_items(
@@ -246,7 +256,7 @@ class TestPriorityAndRunAt:
         second = plan.send([(1, None, False), (2, 31, True), (3, None, False)])
 
         assert first.arguments[5] == "[5,0,-5]"
-        assert second.arguments[5:] == ("[5,-5]", None)
+        assert second.arguments[5:] == ("[5,-5]", None, None)
 
 
 class TestABatch:
@@ -285,6 +295,7 @@ class TestABatch:
                     '["token_cleanup","work_item_retention"]',
                     None,
                     None,
+                    None,
                 ),
             )
         ]
@@ -307,6 +318,7 @@ class TestABatch:
                     clock.now(),
                     CHANNEL,
                     '["k",null]',
+                    None,
                     None,
                     None,
                 ),
@@ -338,6 +350,7 @@ class TestABatch:
                 clock.now(),
                 CHANNEL,
                 '["a","c"]',
+                None,
                 None,
                 None,
             ),
@@ -446,3 +459,41 @@ def test_every_statement_a_plan_sends_is_one_of_queue_sql() -> None:
     names |= {"lock_periodic_kind", "enqueue_if_due", "enqueue_if_fired"}
 
     assert set(STATEMENTS) == names
+
+
+class TestTraceContext:
+    CARRIED = '{"traceparent":"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"}'
+
+    def test_a_context_travels_as_compact_json_text_and_none_as_null(self) -> None:
+        assert context_text(None) is None
+        assert context_text({"traceparent": "00-ab-cd-01", "tracestate": "v=1"}) == (
+            '{"traceparent":"00-ab-cd-01","tracestate":"v=1"}'
+        )
+
+    def test_every_insert_of_an_enqueue_sends_it_last(self) -> None:
+        clock = FakeClock()
+        plain = check_request(EnqueueRequest(retention()))
+        keyed = check_request(EnqueueRequest(TokenCleanup(), "k"))
+        keyless = check_batch([EnqueueRequest(retention())])
+        with_keys = check_batch([EnqueueRequest(TokenCleanup(), "k")])
+
+        sent = [
+            plain_insert(plain, clock, self.CARRIED),
+            next(single_enqueue(plain, clock, self.CARRIED)),
+            next(single_enqueue(keyed, clock, self.CARRIED)),
+            next(batch_enqueue(keyless, clock, self.CARRIED)),
+            next(batch_enqueue(with_keys, clock, self.CARRIED)),
+        ]
+
+        assert [statement.arguments[-1] for statement in sent] == [self.CARRIED] * 5
+
+    async def test_each_pass_of_a_keyed_enqueue_sends_it_again(self) -> None:
+        clock = FakeClock()
+        single = single_enqueue(check_request(EnqueueRequest(TokenCleanup(), "k")), clock, "{}")
+        batch = batch_enqueue(check_batch([EnqueueRequest(TokenCleanup(), "k")]), clock, "{}")
+
+        next(single)
+        next(batch)
+
+        assert single.send([NO_ROW]).arguments[-1] == "{}"
+        assert batch.send([(1, None, False)]).arguments[-1] == "{}"

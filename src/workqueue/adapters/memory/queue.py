@@ -8,12 +8,15 @@ from typing import Any, NamedTuple
 
 from workqueue.adapters.memory.due import kind_is_busy, kind_is_due
 from workqueue.adapters.memory.state import InMemoryState
+from workqueue.adapters.tracing import default_tracing
 from workqueue.domain import (
     DEFAULT_PRIORITY,
     Clock,
     EnqueueRequest,
     EnqueueResult,
     Overlap,
+    TraceContext,
+    Tracing,
     When,
     WorkItem,
     WorkPayload,
@@ -48,11 +51,14 @@ class InMemoryWorkQueue:
 
     :param state: the shared in-memory rows.
     :param clock: stamps ``enqueued_at``.
+    :param tracing: records each enqueue's span and keeps its context with the items
+        (docs/adr/0038); not given, OpenTelemetry's when it is installed.
     """
 
-    def __init__(self, state: InMemoryState, clock: Clock) -> None:
+    def __init__(self, state: InMemoryState, clock: Clock, tracing: Tracing | None = None) -> None:
         self._state = state
         self._clock = clock
+        self._tracing = default_tracing() if tracing is None else tracing
 
     async def enqueue(
         self,
@@ -73,7 +79,10 @@ class InMemoryWorkQueue:
         """
         self._state.check_available()
         checked = self._check(EnqueueRequest(payload, dedup_key, priority, run_at, delay))
-        return self._insert_or_absorb(checked)
+        with self._tracing.enqueue(checked.kind) as span:
+            result = self._insert_or_absorb(checked, span.context)
+            span.enqueued((result,))
+        return result
 
     async def enqueue_many(self, requests: Sequence[EnqueueRequest]) -> list[EnqueueResult]:
         """Enqueue each request in order; a later request is absorbed by an earlier twin.
@@ -84,7 +93,10 @@ class InMemoryWorkQueue:
         """
         self._state.check_available()
         checked = [self._check(request) for request in requests]
-        return [self._insert_or_absorb(entry) for entry in checked]
+        with self._tracing.enqueue_many([entry.kind for entry in checked]) as span:
+            results = [self._insert_or_absorb(entry, span.context) for entry in checked]
+            span.enqueued(results)
+        return results
 
     async def enqueue_if_due(self, schedule: WorkSchedule) -> EnqueueResult | None:
         """Enqueue ``schedule``'s payload with its dedup key if its kind is due, else return None.
@@ -126,7 +138,9 @@ class InMemoryWorkQueue:
         payload_json = checked_payload_json(request.payload)
         return _Checked(request.payload.kind_name(), payload_json, dedup_key, priority, when)
 
-    def _insert_or_absorb(self, checked: _Checked) -> EnqueueResult:
+    def _insert_or_absorb(
+        self, checked: _Checked, context: TraceContext | None = None
+    ) -> EnqueueResult:
         kind, dedup_key = checked.kind, checked.dedup_key
         if dedup_key is not None:
             for item in self._state.items.values():
@@ -155,6 +169,7 @@ class InMemoryWorkQueue:
             worker_id=None,
             progress=None,
             error=None,
+            trace_context=context,
         )
         self._state.write(item)
         self._state.announce_enqueued(kind)

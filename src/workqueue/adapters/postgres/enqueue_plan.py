@@ -40,6 +40,7 @@ from workqueue.domain import (
     EnqueueFailedError,
     EnqueueRequest,
     EnqueueResult,
+    TraceContext,
     When,
     WorkPayload,
     WorkQueueError,
@@ -61,6 +62,7 @@ __all__ = [
     "check_batch",
     "check_enqueue",
     "check_request",
+    "context_text",
     "due_enqueue",
     "fired_enqueue",
     "inserted",
@@ -194,14 +196,23 @@ def check_batch(requests: Sequence[EnqueueRequest]) -> CheckedBatch:
     )
 
 
-def single_enqueue(request: CheckedRequest, clock: Clock) -> Plan[EnqueueResult]:
+def context_text(context: TraceContext | None) -> str | None:
+    """A trace context as the statements take it: JSON text, or None (SQL null) for none."""
+    return None if context is None else to_json(context).decode()
+
+
+def single_enqueue(
+    request: CheckedRequest, clock: Clock, context: str | None = None
+) -> Plan[EnqueueResult]:
     """The plan of one enqueue: ``enqueue_one_without_key``, or ``enqueue_one`` per pass.
+
+    ``context`` is the trace context to store with the item (:func:`context_text`).
 
     :raises EnqueueFailedError: after :data:`MAX_DEDUP_PASSES` passes that each found
         a queued twin they could not read.
     """
     if request.dedup_key is None:
-        return inserted((yield plain_insert(request, clock)))
+        return inserted((yield plain_insert(request, clock, context)))
     for _ in range(MAX_DEDUP_PASSES):
         now = clock.now()
         rows = yield _insert(
@@ -212,6 +223,7 @@ def single_enqueue(request: CheckedRequest, clock: Clock) -> Plan[EnqueueResult]
             request.dedup_key,
             request.priority,
             run_at_of(request.when, now),
+            context,
         )
         item_id, created = rows[0]
         if item_id is not None:
@@ -221,7 +233,7 @@ def single_enqueue(request: CheckedRequest, clock: Clock) -> Plan[EnqueueResult]
     )
 
 
-def plain_insert(request: CheckedRequest, clock: Clock) -> Statement:
+def plain_insert(request: CheckedRequest, clock: Clock, context: str | None = None) -> Statement:
     """The one statement of an enqueue without a dedup key, which nothing can absorb:
     a plain insert, whose rows :func:`inserted` reads.
 
@@ -236,6 +248,7 @@ def plain_insert(request: CheckedRequest, clock: Clock) -> Statement:
         now,
         request.priority,
         run_at_of(request.when, now),
+        context,
     )
 
 
@@ -244,9 +257,13 @@ def inserted(rows: Rows) -> EnqueueResult:
     return EnqueueResult(id=rows[0][0], created=True)
 
 
-def batch_enqueue(batch: CheckedBatch, clock: Clock) -> Plan[list[EnqueueResult]]:
+def batch_enqueue(
+    batch: CheckedBatch, clock: Clock, context: str | None = None
+) -> Plan[list[EnqueueResult]]:
     """The plan of a batch: nothing when empty, ``enqueue_without_keys`` when no request
     has a key, else ``enqueue`` per pass for the requests still unanswered.
+
+    ``context`` is the trace context to store with every item created.
 
     :raises EnqueueFailedError: after :data:`MAX_DEDUP_PASSES` passes that each left
         a request whose queued twin they could not read.
@@ -266,6 +283,7 @@ def batch_enqueue(batch: CheckedBatch, clock: Clock) -> Plan[list[EnqueueResult]
             # The kinds to notify: every request creates, so every kind gets work.
             to_json(sorted(set(batch.kinds))).decode(),
             *_timing(batch.priorities, batch.whens, now),
+            context,
         )
         return [EnqueueResult(id=item_id, created=True) for item_id in from_json(rows[0][0])]
     results: list[EnqueueResult | None] = [None] * len(batch.kinds)
@@ -286,6 +304,7 @@ def batch_enqueue(batch: CheckedBatch, clock: Clock) -> Plan[list[EnqueueResult]
                 [batch.whens[position] for position in unanswered],
                 now,
             ),
+            context,
         )
         left = []
         for position, (_, item_id, created) in zip(unanswered, rows, strict=True):

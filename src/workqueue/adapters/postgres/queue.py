@@ -16,6 +16,7 @@ from workqueue.adapters.postgres.enqueue_plan import (
     batch_enqueue,
     check_batch,
     check_enqueue,
+    context_text,
     due_enqueue,
     fired_enqueue,
     single_enqueue,
@@ -23,6 +24,7 @@ from workqueue.adapters.postgres.enqueue_plan import (
 from workqueue.adapters.postgres.held import HeldConnection
 from workqueue.adapters.postgres.queue_sql import STATEMENTS
 from workqueue.adapters.postgres.unavailable import enqueue_error
+from workqueue.adapters.tracing import default_tracing
 from workqueue.domain import (
     DEFAULT_PRIORITY,
     Clock,
@@ -30,6 +32,7 @@ from workqueue.domain import (
     EnqueueResult,
     InsideTransactionError,
     Overlap,
+    Tracing,
     WorkPayload,
     WorkSchedule,
 )
@@ -81,11 +84,16 @@ class PostgresWorkQueue:  # pragma: no mutate block
         :func:`create_pool`), or one connection (also one acquired from a pool). The
         queue needs none of the pool's JSON codecs: JSON travels as text.
     :param clock: stamps ``enqueued_at``.
+    :param tracing: records each enqueue's span and stores its context with the items
+        (docs/adr/0038); not given, OpenTelemetry's when it is installed.
     :raises TypeError: if ``target`` is neither an asyncpg pool nor a connection.
     """
 
     def __init__(
-        self, target: asyncpg.Pool | asyncpg.Connection | PoolConnectionProxy, clock: Clock
+        self,
+        target: asyncpg.Pool | asyncpg.Connection | PoolConnectionProxy,
+        clock: Clock,
+        tracing: Tracing | None = None,
     ) -> None:
         self._pool: asyncpg.Pool | None = None
         self._connection: asyncpg.Connection | PoolConnectionProxy | None = None
@@ -106,6 +114,7 @@ class PostgresWorkQueue:  # pragma: no mutate block
                 f"not {type(target).__qualname__}"
             )
         self._clock = clock
+        self._tracing = default_tracing() if tracing is None else tracing
 
     async def close(self) -> None:
         """Give the connection this queue keeps between enqueues back to the pool.
@@ -147,7 +156,11 @@ class PostgresWorkQueue:  # pragma: no mutate block
             :data:`~workqueue.adapters.postgres.enqueue_plan.MAX_DEDUP_PASSES` races with a twin.
         """
         request = check_enqueue(payload, dedup_key, priority, run_at, delay)
-        return await self._drive(single_enqueue(request, self._clock), self._statements.fetch)
+        with self._tracing.enqueue(request.kind) as span:
+            plan = single_enqueue(request, self._clock, context_text(span.context))
+            result = await self._drive(plan, self._statements.fetch)
+            span.enqueued((result,))
+        return result
 
     async def enqueue_many(self, requests: Sequence[EnqueueRequest]) -> list[EnqueueResult]:
         """Enqueue every request, in order, in one statement.
@@ -163,7 +176,11 @@ class PostgresWorkQueue:  # pragma: no mutate block
         :raises EnqueueFailedError: as :meth:`enqueue` does.
         """
         batch = check_batch(requests)
-        return await self._drive(batch_enqueue(batch, self._clock), self._statements.fetch)
+        with self._tracing.enqueue_many(batch.kinds) as span:
+            plan = batch_enqueue(batch, self._clock, context_text(span.context))
+            results = await self._drive(plan, self._statements.fetch)
+            span.enqueued(results)
+        return results
 
     async def enqueue_if_due(self, schedule: WorkSchedule) -> EnqueueResult | None:
         """Enqueue ``schedule``'s payload with its dedup key if its kind is due, else return None.

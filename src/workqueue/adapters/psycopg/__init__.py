@@ -19,7 +19,8 @@ Only this package imports psycopg (import-linter: ``psycopg-in-psycopg-adapter``
 
 from __future__ import annotations
 
+from workqueue.adapters.psycopg.items import item_from_row, read_item
 from workqueue.adapters.psycopg.queue import PsycopgWorkQueue
 from workqueue.adapters.psycopg.unavailable import enqueue_error, is_connection_loss
 
-__all__ = ["PsycopgWorkQueue", "enqueue_error", "is_connection_loss"]
+__all__ = ["PsycopgWorkQueue", "enqueue_error", "is_connection_loss", "item_from_row", "read_item"]

@@ -17,13 +17,22 @@ from workqueue.adapters.postgres.enqueue_plan import (
     batch_enqueue,
     check_batch,
     check_enqueue,
+    context_text,
     inserted,
     plain_insert,
     single_enqueue,
 )
 from workqueue.adapters.postgres.queue_sql import STATEMENTS
 from workqueue.adapters.psycopg.unavailable import enqueue_error
-from workqueue.domain import DEFAULT_PRIORITY, Clock, EnqueueRequest, EnqueueResult, WorkPayload
+from workqueue.adapters.tracing import default_tracing
+from workqueue.domain import (
+    DEFAULT_PRIORITY,
+    Clock,
+    EnqueueRequest,
+    EnqueueResult,
+    Tracing,
+    WorkPayload,
+)
 
 __all__ = ["PsycopgWorkQueue"]
 
@@ -64,10 +73,17 @@ class PsycopgWorkQueue:  # pragma: no mutate block
         ``psycopg_pool.ConnectionPool`` of them. Its adapters and row factory do not
         matter: JSON travels as text and rows are read as tuples.
     :param clock: stamps ``enqueued_at``.
+    :param tracing: records each enqueue's span and stores its context with the items
+        (docs/adr/0038); not given, OpenTelemetry's when it is installed.
     :raises TypeError: if ``target`` is neither a psycopg connection nor a pool.
     """
 
-    def __init__(self, target: psycopg.Connection[Any] | ConnectionPool[Any], clock: Clock) -> None:
+    def __init__(
+        self,
+        target: psycopg.Connection[Any] | ConnectionPool[Any],
+        clock: Clock,
+        tracing: Tracing | None = None,
+    ) -> None:
         self._pool: ConnectionPool[Any] | None = None
         self._connection: psycopg.Connection[Any] | None = None
         # On the caller's connection, one cursor for every call: a new one costs as
@@ -83,6 +99,7 @@ class PsycopgWorkQueue:  # pragma: no mutate block
                 f"not {type(target).__qualname__}"
             )
         self._clock = clock
+        self._tracing = default_tracing() if tracing is None else tracing
 
     def enqueue(
         self,
@@ -114,12 +131,18 @@ class PsycopgWorkQueue:  # pragma: no mutate block
             :data:`~workqueue.adapters.postgres.enqueue_plan.MAX_DEDUP_PASSES` races with a twin.
         """
         request = check_enqueue(payload, dedup_key, priority, run_at, delay)
-        if request.dedup_key is None and self._connection is not None:
-            # The usual enqueue on the caller's connection is one statement, sent
-            # without a plan to drive around it: inside a transaction, where a row
-            # costs the server least, that was 2 % of the call (P3, bench/README.md).
-            return inserted(self._fetch_on_connection(plain_insert(request, self._clock)))
-        return self._run(single_enqueue(request, self._clock))
+        with self._tracing.enqueue(request.kind) as span:
+            context = context_text(span.context)
+            if request.dedup_key is None and self._connection is not None:
+                # The usual enqueue on the caller's connection is one statement, sent
+                # without a plan to drive around it: inside a transaction, where a row
+                # costs the server least, that was 2 % of the call (P3, bench/README.md).
+                statement = plain_insert(request, self._clock, context)
+                result = inserted(self._fetch_on_connection(statement))
+            else:
+                result = self._run(single_enqueue(request, self._clock, context))
+            span.enqueued((result,))
+        return result
 
     def enqueue_many(self, requests: Sequence[EnqueueRequest]) -> list[EnqueueResult]:
         """Enqueue every request, in order, in one statement.
@@ -136,7 +159,10 @@ class PsycopgWorkQueue:  # pragma: no mutate block
         :raises EnqueueFailedError: as :meth:`enqueue` does.
         """
         batch = check_batch(requests)
-        return self._run(batch_enqueue(batch, self._clock))
+        with self._tracing.enqueue_many(batch.kinds) as span:
+            results = self._run(batch_enqueue(batch, self._clock, context_text(span.context)))
+            span.enqueued(results)
+        return results
 
     def _run(self, plan: Plan[T]) -> T:
         try:

@@ -42,6 +42,7 @@ from workqueue.entrypoints.web.hosts import AllowedHosts
 from workqueue.entrypoints.web.metrics import UNAVAILABLE, metrics_text, read_sample
 from workqueue.entrypoints.web.pages import (
     cancel_item,
+    find_item,
     item_fragment,
     item_page,
     overview_fragment,
@@ -158,6 +159,7 @@ def create_app(services: WebServices, *, allowed_hosts: Collection[str]) -> Star
     app = Starlette(
         routes=[
             Route("/", overview_page),
+            Route("/find", find_item),
             Route("/items/{item_id:int}", item_page),
             Route("/items/{item_id:int}/cancel", cancel_item, methods=_ACTION_METHODS),
             Route("/items/{item_id:int}/requeue", requeue_item, methods=_ACTION_METHODS),

@@ -1,11 +1,12 @@
 """The HTML pages, and the fragments their script fetches to refresh without a reload.
 
 ``/`` is the overview: counts, the oldest queued item and the paused kinds,
-every running item, a page of queued items (filtered by kind, keyset-paged) and
-the latest unsuccessful items; with the admin token, a Pause or Resume button on
-each kind's row. ``/items/{id}`` is one item's whole row, with the Cancel or
-Requeue form when the view has its admin token (:mod:`workqueue.entrypoints.web.actions`).
-Each page marks a
+every running item, a page of queued items (keyset-paged) and the latest
+unsuccessful items, the lists filtered by kind and status
+(:mod:`workqueue.entrypoints.web.lookup`; ``/find?q=ID`` opens an item's page);
+with the admin token, a Pause or Resume button on each kind's row. ``/items/{id}`` is
+one item's whole row, with the Cancel or Requeue form under its heading when the view
+has its admin token (:mod:`workqueue.entrypoints.web.actions`). Each page marks a
 region with ``data-live-src``: ``/static/live.js`` fetches that URL (the same
 templates, rendered as a fragment) every 2 s and swaps the region's content.
 """
@@ -16,10 +17,19 @@ from typing import Any
 from urllib.parse import urlencode
 
 from starlette.requests import Request
-from starlette.responses import Response
+from starlette.responses import RedirectResponse, Response
 
+from workqueue.domain import WorkItem
 from workqueue.entrypoints.web.actions import act, act_on_kind
 from workqueue.entrypoints.web.documents import item_document, overview_document
+from workqueue.entrypoints.web.lookup import (
+    LISTED_STATUSES,
+    UNSUCCESSFUL_SCANNED,
+    item_path,
+    narrowed,
+    shown_lists,
+    status_param,
+)
 from workqueue.entrypoints.web.reads import (
     FAILURES_SHOWN,
     LARGEST_ID,
@@ -35,6 +45,7 @@ from workqueue.entrypoints.web.reads import (
 __all__ = [
     "REFRESH_SECONDS",
     "cancel_item",
+    "find_item",
     "item_fragment",
     "item_page",
     "not_found",
@@ -57,6 +68,8 @@ def render(request: Request, template: str, context: dict[str, Any], status: int
         template,
         {
             "read_only": services(request).actions is None,
+            # What the pages' relative times are said from (readable.when).
+            "now": services(request).clock.now(),
             "refresh_seconds": REFRESH_SECONDS,
             "notice": None,
             **context,
@@ -69,30 +82,45 @@ def render(request: Request, template: str, context: dict[str, Any], status: int
 async def _overview_context(request: Request) -> dict[str, Any]:
     found = services(request)
     kind = kind_param(request)
+    status = status_param(request)
     after = int_param(request, "after", default=0, lowest=0, highest=LARGEST_ID)
+    shown = shown_lists(status)
     overview = await found.overview.read()
-    running = await found.monitor.running()
-    page = await read_queued_page(found.monitor, kind=kind, after=after, limit=QUEUED_PAGE)
-    failures = await found.monitor.recent_unsuccessful(limit=FAILURES_SHOWN)
     now = found.clock.now()
-    schedules = await read_schedules(found, now)
-    query = urlencode({"kind": kind or "", "after": after})
-    running_queued_failures = [
-        [item_document(item, now) for item in items] for items in (running, page.items, failures)
-    ]
-    return {
+    filtered = kind is not None or status is not None
+    status_text = "" if status is None else status.value
+    query = urlencode({"kind": kind or "", "status": status_text, "after": after})
+    context: dict[str, Any] = {
         "overview": overview_document(overview),
-        "running": running_queued_failures[0],
-        "queued": running_queued_failures[1],
         "kind": kind,
+        "status": status_text,
+        "listed_statuses": [listed.value for listed in LISTED_STATUSES],
+        "shown": shown,
+        "filtered": filtered,
+        "scanned": UNSUCCESSFUL_SCANNED,
         "after": after,
-        "next_after": page.next_after,
-        "failures": running_queued_failures[2],
-        "schedules": schedules,
+        "schedules": await read_schedules(found, now),
         # The kinds a Pause button is shown for: those the actions pause.
         "pausable": found.overview.kinds,
         "live_src": f"/fragments/overview?{query}",
     }
+    # Each list is read only when the status filter shows it; the template reads
+    # its values only then.
+    lists: dict[str, list[WorkItem]] = {}
+    if shown.running:
+        lists["running"] = narrowed(await found.monitor.running(), kind=kind, status=None)
+    if shown.queued:
+        page = await read_queued_page(found.monitor, kind=kind, after=after, limit=QUEUED_PAGE)
+        lists["queued"] = page.items
+        context["next_after"] = page.next_after
+    if shown.unsuccessful:
+        latest = await found.monitor.recent_unsuccessful(
+            limit=UNSUCCESSFUL_SCANNED if filtered else FAILURES_SHOWN
+        )
+        lists["failures"] = narrowed(latest, kind=kind, status=status, limit=FAILURES_SHOWN)
+    for name, items in lists.items():
+        context[name] = [item_document(item, now) for item in items]
+    return context
 
 
 async def overview_page(request: Request) -> Response:
@@ -103,6 +131,11 @@ async def overview_page(request: Request) -> Response:
 async def overview_fragment(request: Request) -> Response:
     """The overview's live region alone."""
     return render(request, "_overview.html", await _overview_context(request))
+
+
+async def find_item(request: Request) -> Response:
+    """``GET /find?q=ID``: to the item's page (a 400 page when ``q`` is not an id)."""
+    return RedirectResponse(item_path(request.query_params.get("q")), status_code=303)
 
 
 async def _item_context(request: Request) -> dict[str, Any] | None:

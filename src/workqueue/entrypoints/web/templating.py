@@ -12,6 +12,14 @@ import math
 from jinja2 import Environment, PackageLoader, StrictUndefined
 
 from workqueue.entrypoints.web.documents import compact_json, pretty_json
+from workqueue.entrypoints.web.readable import (
+    count_class,
+    due,
+    progress_bar,
+    progress_rest,
+    thousands,
+    when,
+)
 
 __all__ = ["duration", "environment"]
 
@@ -49,4 +57,10 @@ def environment() -> Environment:
     env.filters["duration"] = duration
     env.filters["pretty_json"] = pretty_json
     env.filters["compact_json"] = compact_json
+    env.filters["thousands"] = thousands
+    env.filters["when"] = when
+    env.filters["due"] = due
+    env.filters["count_class"] = count_class
+    env.filters["progress_bar"] = progress_bar
+    env.filters["progress_rest"] = progress_rest
     return env

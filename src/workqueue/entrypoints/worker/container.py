@@ -20,6 +20,7 @@ import inspect
 import logging
 from collections.abc import Collection
 from datetime import timedelta
+from functools import partial
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from dependency_injector import containers, providers
@@ -30,18 +31,22 @@ from workqueue.adapters.postgres import (
     PostgresWorkMonitor,
     PostgresWorkStore,
 )
+from workqueue.adapters.tracing import default_tracing
 from workqueue.application.beats import SharedHeartbeats
 from workqueue.application.completions import SharedCompletions
 from workqueue.application.execution import ExecutorSettings
 from workqueue.application.executor import WorkExecutor
 from workqueue.application.recovery import LeaseRecovery
 from workqueue.application.registry import KindCatalog, KindRegistry
+from workqueue.application.renewals import Renewals
 from workqueue.application.scheduler import WorkScheduler
 from workqueue.application.worker import Worker
 from workqueue.domain import (
+    NO_TRACING,
     Clock,
     Lease,
     TokenCleanup,
+    Tracing,
     WorkItemRetention,
     WorkPayload,
     WorkSchedule,
@@ -68,6 +73,7 @@ from workqueue.entrypoints.worker.served_kinds import (
     served_schedules,
 )
 from workqueue.entrypoints.worker.settings import WorkerSettings
+from workqueue.entrypoints.worker.watchdog import loop_watchdog, watchdog_store
 
 if TYPE_CHECKING:
     from workqueue.adapters.prometheus import WorkerMetrics
@@ -93,6 +99,8 @@ def executors_for(
     settings: ExecutorSettings,
     concurrency: int,
     metrics: WorkerMetrics | None,
+    renewals: Renewals | None = None,
+    tracing: Tracing = NO_TRACING,
 ) -> tuple[WorkExecutor, ...]:
     """``concurrency`` executors, each claiming ``kinds`` (some of ``registry``'s, or
     all) and stamping ``worker_id`` on its items.
@@ -103,6 +111,8 @@ def executors_for(
     the worker's id: the process is the worker, and every write is fenced by its
     item's attempt, not by who claimed it. With ``metrics``, each lane's store is
     counted into them (:func:`~workqueue.entrypoints.worker.counting.counted_store`).
+    Their claims read ``renewals``, what the loop watchdog renewed (docs/adr/0036).
+    Each runs every attempt in a span of ``tracing`` (docs/adr/0038).
 
     Above one lane, the lanes share their heartbeats
     (:class:`~workqueue.application.beats.SharedHeartbeats`): one statement per interval
@@ -140,6 +150,8 @@ def executors_for(
             heartbeats=heartbeats,
             completions=completions,
             kinds=kinds,
+            renewals=renewals,
+            tracing=tracing,
         )
         for lane_store in stores
     )
@@ -291,6 +303,11 @@ class WorkerContainer(containers.DeclarativeContainer):
         max_error_length=settings.provided.max_error_length,
         max_progress_bytes=settings.provided.max_progress_bytes,
     )
+    # What the loop watchdog renewed, read by every lane's claims (docs/adr/0036).
+    renewals = providers.Singleton(Renewals)
+    # OpenTelemetry's when the otel extra is installed: it records once the
+    # application (its --app module, say) configures a tracer provider.
+    tracing = providers.Singleton(default_tracing)
     # One executor per lane (WORKQUEUE_CONCURRENCY), all on the one store and pool.
     executors = providers.Singleton(
         executors_for,
@@ -302,6 +319,25 @@ class WorkerContainer(containers.DeclarativeContainer):
         settings=executor_settings,
         concurrency=settings.provided.concurrency,
         metrics=metrics,
+        renewals=renewals,
+        tracing=tracing,
+    )
+    # A handler that blocks the event loop costs only its own item (docs/adr/0036): the
+    # watchdog renews the other items' leases meanwhile, on a store it opens when needed.
+    watchdog = providers.Singleton(
+        loop_watchdog,
+        executors,
+        renewals,
+        clock,
+        open_store=providers.Factory(
+            partial,
+            watchdog_store,
+            database,
+            clock,
+            transaction_pooling=settings.provided.transaction_pooling,
+        ),
+        worker_id=settings.provided.worker_id,
+        settings=executor_settings,
     )
     # The first lane's: what the start-up line names.
     executor = providers.Singleton(first_executor, executors)

@@ -203,9 +203,13 @@ async def run_worker(
             return signals.first
         signals.attach(worker)
         metrics_server = await _serve_metrics(container)
+        # A handler that blocks the loop costs only its own item (docs/adr/0036).
+        watchdog = await provide(container.watchdog)
+        watchdog.start()
         try:
             await worker.run()
         finally:
+            await watchdog.stop()
             if metrics_server is not None:
                 await metrics_server.stop()
     finally:

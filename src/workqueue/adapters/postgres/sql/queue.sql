@@ -10,7 +10,10 @@
 -- Every statement here that inserts takes its parameters in one order, built in
 -- one place (enqueue_plan.py, `_insert`): $1 the kind(s), $2 the payload(s), $3
 -- enqueued_at, $4 the channel to notify (its name is written once, in
--- adapters/postgres/channel.py), then what the statement alone needs.
+-- adapters/postgres/channel.py), then what the statement alone needs. A
+-- producer's enqueues also take, last, the trace context of the span that
+-- enqueues (JSON text of its propagation headers, or null when no span was
+-- recorded: docs/adr/0038), written to every item the statement creates.
 --
 -- An item's priority and run_at come with it (docs/adr/0030); an item whose run_at
 -- is still to come ($3 enqueued_at is now) is written `delayed`, out of the claim
@@ -29,6 +32,7 @@
 -- absorbed the request left queued between the insert and the lookup (a claim
 -- raced us, or a twin committed by another transaction while this one waited for
 -- it): the caller enqueues those requests again.
+-- $8 the trace context.
 WITH request AS (
     SELECT r.position, r.kind, r.payload, r.dedup_key,
            coalesce(r.priority::smallint, 0) AS priority,
@@ -56,10 +60,10 @@ candidate AS MATERIALIZED (
 ),
 inserted AS (
     INSERT INTO work_items (id, kind, payload, status, attempt, stalls, dedup_key, enqueued_at,
-                            priority, run_at, delayed)
+                            priority, run_at, delayed, trace_context)
     OVERRIDING SYSTEM VALUE
     SELECT c.id, c.kind, c.payload, 'queued', 0, 0, c.dedup_key, $3::timestamptz,
-           c.priority, c.run_at, c.run_at > $3::timestamptz
+           c.priority, c.run_at, c.run_at > $3::timestamptz, $8::text::jsonb
     FROM candidate AS c
     -- Inserted in one order for every batch, by kind and key, not in request order
     -- (the ids above keep that): an insert whose twin is uncommitted in another
@@ -98,17 +102,18 @@ ORDER BY r.position;
 -- ids (as text, like the parameters) instead of a row per request. $1 kinds, $2
 -- payloads (JSON arrays as in enqueue), parallel in request order; $3 enqueued_at;
 -- $4 the channel to notify; $5 the batch's kinds once each (a JSON array); $6
--- priorities and $7 run_ats as in enqueue (null when every request has the default).
+-- priorities and $7 run_ats as in enqueue (null when every request has the default);
+-- $8 the trace context.
 -- Returns the new ids in ascending
 -- order: rows are inserted in request order, each drawing its id from the identity
 -- sequence as it is inserted, so the n-th smallest id is the n-th request's (other
 -- sessions' enqueues may leave gaps between them, never change their order).
 WITH inserted AS (
     INSERT INTO work_items (kind, payload, status, attempt, stalls, enqueued_at,
-                            priority, run_at, delayed)
+                            priority, run_at, delayed, trace_context)
     SELECT r.kind, r.payload, 'queued', 0, 0, $3::timestamptz,
            coalesce(r.priority::smallint, 0), coalesce(r.run_at::timestamptz, $3::timestamptz),
-           coalesce(r.run_at::timestamptz > $3::timestamptz, false)
+           coalesce(r.run_at::timestamptz > $3::timestamptz, false), $8::text::jsonb
     FROM ROWS FROM (jsonb_array_elements_text($1::text::jsonb),
                     jsonb_array_elements($2::text::jsonb),
                     jsonb_array_elements_text($6::text::jsonb),
@@ -134,16 +139,16 @@ FROM notified;
 -- with one element, on the path producers take most.
 -- $1 kind, $2 payload (JSON text; cast here, past the pool's jsonb codec), $3
 -- enqueued_at, $4 the channel to notify, $5 dedup key or null, $6 priority, $7
--- run_at (now for at once). One row: the item's
+-- run_at (now for at once), $8 the trace context. One row: the item's
 -- id and whether this request created it. The id is null only when the queued
 -- item that absorbed the request left queued between the insert and the lookup (a
 -- claim raced us), or was committed by another transaction while this statement
 -- waited for it (its snapshot predates that commit): the caller enqueues again.
 WITH inserted AS (
     INSERT INTO work_items (kind, payload, status, attempt, stalls, dedup_key, enqueued_at,
-                            priority, run_at, delayed)
+                            priority, run_at, delayed, trace_context)
     VALUES ($1, $2::text::jsonb, 'queued', 0, 0, $5, $3::timestamptz,
-            $6, $7::timestamptz, $7::timestamptz > $3::timestamptz)
+            $6, $7::timestamptz, $7::timestamptz > $3::timestamptz, $8::text::jsonb)
     ON CONFLICT (kind, dedup_key) WHERE status = 'queued' AND dedup_key IS NOT NULL DO NOTHING
     RETURNING id, kind
 ),
@@ -166,7 +171,7 @@ LEFT JOIN work_items AS absorber
 -- arbiter and lookup of an absorbing twin (about a third less server time per
 -- call). $1 kind, $2 payload (JSON text; cast here, past the pool's jsonb codec),
 -- $3 enqueued_at, $4 the channel to notify, $5 priority, $6 run_at (now for at
--- once). One row: the new item's id, and the notification's void.
+-- once), $7 the trace context. One row: the new item's id, and the notification's void.
 --
 -- The notification is sent from RETURNING, for the one row inserted, as in
 -- enqueue it wakes idle workers listening on the channel at commit. A CTE around
@@ -175,9 +180,9 @@ LEFT JOIN work_items AS absorber
 -- are stored and scanned again. With RETURNING the server does what a bare INSERT
 -- does, plus the call.
 INSERT INTO work_items (kind, payload, status, attempt, stalls, enqueued_at,
-                        priority, run_at, delayed)
+                        priority, run_at, delayed, trace_context)
 VALUES ($1, $2::text::jsonb, 'queued', 0, 0, $3::timestamptz,
-        $5, $6::timestamptz, $6::timestamptz > $3::timestamptz)
+        $5, $6::timestamptz, $6::timestamptz > $3::timestamptz, $7::text::jsonb)
 RETURNING id, pg_notify($4, kind);
 
 -- name: lock_periodic_kind
@@ -208,7 +213,8 @@ SELECT pg_advisory_xact_lock(2003923044, hashtext($1));
 -- The payload arrives as text and is cast here, past the pool's jsonb codec, which
 -- would otherwise store the JSON text as one JSON string.
 WITH inserted AS (
-    -- A periodic item runs at once, at the default priority.
+    -- A periodic item runs at once, at the default priority, with no trace context
+    -- (a scheduler records no enqueue span: docs/adr/0038).
     INSERT INTO work_items (kind, payload, status, attempt, stalls, dedup_key, enqueued_at,
                             priority, run_at, delayed)
     SELECT $1, $2::text::jsonb, 'queued', 0, 0, $5, $3::timestamptz, 0, $3::timestamptz, false
@@ -250,7 +256,8 @@ WITH fired AS (
     RETURNING kind
 ),
 inserted AS (
-    -- A periodic item runs at once, at the default priority.
+    -- A periodic item runs at once, at the default priority, with no trace context
+    -- (a scheduler records no enqueue span: docs/adr/0038).
     INSERT INTO work_items (kind, payload, status, attempt, stalls, dedup_key, enqueued_at,
                             priority, run_at, delayed)
     SELECT f.kind, $2::text::jsonb, 'queued', 0, 0, $5, $3::timestamptz, 0, $3::timestamptz,

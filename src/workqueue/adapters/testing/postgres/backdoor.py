@@ -139,6 +139,9 @@ def _item(row: asyncpg.Record) -> WorkItem:
     fields["payload"] = json.loads(fields["payload"])
     fields["progress"] = None if fields["progress"] is None else json.loads(fields["progress"])
     fields["result"] = None if fields["result"] is None else json.loads(fields["result"])
+    fields["trace_context"] = (
+        None if fields["trace_context"] is None else json.loads(fields["trace_context"])
+    )
     fields["failures"] = tuple(
         Failure(failure["attempt"], datetime.fromisoformat(failure["at"]), failure["error"])
         for failure in json.loads(fields["failures"])
