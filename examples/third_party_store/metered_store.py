@@ -92,12 +92,17 @@ class MeteredWorkStore(WorkStore):
         *,
         statuses: Collection[WorkStatus] | None = None,
         kinds: Collection[str] | None = None,
+        worker_ids: Collection[str] | None = None,
         limit: int = 100,
         newest_first: bool = False,
     ) -> list[WorkItem]:
         self.calls["list_items"] += 1
         return await self.inner.list_items(
-            statuses=statuses, kinds=kinds, limit=limit, newest_first=newest_first
+            statuses=statuses,
+            kinds=kinds,
+            worker_ids=worker_ids,
+            limit=limit,
+            newest_first=newest_first,
         )
 
     async def count_by_kind_and_status(self) -> dict[tuple[str, WorkStatus], int]:

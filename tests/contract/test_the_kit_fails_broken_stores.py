@@ -155,6 +155,10 @@ ON_POSTGRES: dict[str, set[str]] = {
         "test_list_items_filters_by_status_and_kind_in_either_order[newest first]",
         "test_the_limit_applies_after_the_filters_in_either_order[newest first]",
     },
+    "TestListsEveryWorkersItems": {
+        "test_list_items_filters_by_the_worker_holding_or_last_holding_each_item[oldest first]",
+        "test_list_items_filters_by_the_worker_holding_or_last_holding_each_item[newest first]",
+    },
     "TestClaimsWithoutSkipLocked": {
         "test_a_claim_passes_over_an_item_another_transaction_holds_locked",
         "test_claimers_released_together_each_get_a_different_item",

@@ -47,7 +47,7 @@ __all__ = ["BlockedLoopGuard", "LoopPulse", "LoopWatchdog", "line_of", "pulse_pe
 
 logger = logging.getLogger("workqueue.watchdog")
 
-# How many running items one look reads at most: far more than one process holds.
+# How many of its running items one look reads at most: far more than one process holds.
 _LISTED = 10_000
 
 ADVICE = (
@@ -229,12 +229,12 @@ class BlockedLoopGuard:
         """Renew every lease this worker holds but the blocker's; log, never raise, a failure."""
         try:
             store = await self._opened_store()
-            items = await store.list_items(statuses=[WorkStatus.RUNNING], limit=_LISTED)
+            items = await store.list_items(
+                statuses=[WorkStatus.RUNNING], worker_ids=[self._worker_id], limit=_LISTED
+            )
             blocked = None if blocker is None else blocker.item.lease
             beats: list[LeaseProgress] = [
-                (item.lease, item.progress)
-                for item in items
-                if item.worker_id == self._worker_id and item.lease != blocked
+                (item.lease, item.progress) for item in items if item.lease != blocked
             ]
             if not beats:
                 return

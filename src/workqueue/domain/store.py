@@ -269,12 +269,16 @@ class WorkStore(ABC):
         *,
         statuses: Collection[WorkStatus] | None = None,
         kinds: Collection[str] | None = None,
+        worker_ids: Collection[str] | None = None,
         limit: int = 100,
         newest_first: bool = False,
     ) -> list[WorkItem]:
-        """Items filtered by status and kind, by id (oldest first unless newest_first).
+        """Items filtered by status, kind and worker, by id (oldest first unless newest_first).
 
-        Every store defaults to at most 100 items, oldest first.
+        ``worker_ids`` keeps the items whose ``worker_id`` (the holder of a running
+        item, the last holder of a finished one) is one of them; an item never claimed,
+        or released back to queued, has none and is left out by it. Every store
+        defaults to at most 100 items, oldest first.
         """
         ...
 

@@ -20,6 +20,7 @@ from stores import (
     EnqueueIfDueWithoutTheLock,
     HeartbeatManyFencedByIdAlone,
     HeartbeatManyFencedByTheBatchOnPostgres,
+    ListsEveryWorkersItems,
     NeverClaimsWaitingItems,
     NewestFirstIgnoresFilters,
     RetryLeftInTheClaimIndex,
@@ -50,6 +51,11 @@ class TestNewestFirstIgnoresFilters(
 ):
     def make_store(self, pool: asyncpg.Pool, clock: FakeClock) -> WorkStore:
         return NewestFirstIgnoresFilters(pool, clock)
+
+
+class TestListsEveryWorkersItems(ListingContract, HangGuard, PostgresContractFixtures):
+    def make_store(self, pool: asyncpg.Pool, clock: FakeClock) -> WorkStore:
+        return ListsEveryWorkersItems(pool, clock)
 
 
 # A broken claim waits for the lock for good; the default patience (10 s) would

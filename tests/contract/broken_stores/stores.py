@@ -131,11 +131,16 @@ class DropsProgressOnReads(InMemoryWorkStore):
         *,
         statuses: Collection[WorkStatus] | None = None,
         kinds: Collection[str] | None = None,
+        worker_ids: Collection[str] | None = None,
         limit: int = 100,
         newest_first: bool = False,
     ) -> list[WorkItem]:
         items = await super().list_items(
-            statuses=statuses, kinds=kinds, limit=limit, newest_first=newest_first
+            statuses=statuses,
+            kinds=kinds,
+            worker_ids=worker_ids,
+            limit=limit,
+            newest_first=newest_first,
         )
         return [replace(item, progress=None) for item in items]
 
@@ -504,20 +509,41 @@ ORDER BY id DESC
 
 
 class NewestFirstIgnoresFilters(PostgresWorkStore):
-    """The newest-first listing ignores its status and kind filters and its limit."""
+    """The newest-first listing ignores its filters and its limit."""
 
     async def list_items(
         self,
         *,
         statuses: Collection[WorkStatus] | None = None,
         kinds: Collection[str] | None = None,
+        worker_ids: Collection[str] | None = None,
         limit: int = 100,
         newest_first: bool = False,
     ) -> list[WorkItem]:
         if not newest_first:
-            return await super().list_items(statuses=statuses, kinds=kinds, limit=limit)
+            return await super().list_items(
+                statuses=statuses, kinds=kinds, worker_ids=worker_ids, limit=limit
+            )
         rows = await self._connection.fetch(_NEWEST_FIRST_UNFILTERED)
         return [work_item_from_row(row) for row in rows]
+
+
+class ListsEveryWorkersItems(PostgresWorkStore):
+    """A listing by worker lists the items of every worker (the watchdog would renew leases
+    its worker does not hold)."""
+
+    async def list_items(
+        self,
+        *,
+        statuses: Collection[WorkStatus] | None = None,
+        kinds: Collection[str] | None = None,
+        worker_ids: Collection[str] | None = None,
+        limit: int = 100,
+        newest_first: bool = False,
+    ) -> list[WorkItem]:
+        return await super().list_items(
+            statuses=statuses, kinds=kinds, limit=limit, newest_first=newest_first
+        )
 
 
 class CancelsAfterReadingTheStatus(PostgresWorkStore):

@@ -578,7 +578,13 @@ async def test_every_call_is_passed_on_as_made_and_answered_as_the_store_answere
         ("get", store.get(42)),
         (
             "list_items",
-            store.list_items(statuses=[WorkStatus.QUEUED], kinds=["k"], limit=5, newest_first=True),
+            store.list_items(
+                statuses=[WorkStatus.QUEUED],
+                kinds=["k"],
+                worker_ids=["w"],
+                limit=5,
+                newest_first=True,
+            ),
         ),
         ("count_by_kind_and_status", store.count_by_kind_and_status()),
     ]
@@ -613,7 +619,13 @@ async def test_every_call_is_passed_on_as_made_and_answered_as_the_store_answere
         (
             "list_items",
             (),
-            {"statuses": [WorkStatus.QUEUED], "kinds": ["k"], "limit": 5, "newest_first": True},
+            {
+                "statuses": [WorkStatus.QUEUED],
+                "kinds": ["k"],
+                "worker_ids": ["w"],
+                "limit": 5,
+                "newest_first": True,
+            },
         ),
         ("count_by_kind_and_status", (), {}),
     ]
@@ -623,5 +635,15 @@ async def test_listing_by_default_asks_the_store_for_its_own_defaults() -> None:
     inner = Recording()
     await CountingWorkStore(inner, WorkerMetrics()).list_items()
     assert inner.calls == [
-        ("list_items", (), {"statuses": None, "kinds": None, "limit": 100, "newest_first": False})
+        (
+            "list_items",
+            (),
+            {
+                "statuses": None,
+                "kinds": None,
+                "worker_ids": None,
+                "limit": 100,
+                "newest_first": False,
+            },
+        )
     ]

@@ -291,21 +291,25 @@ class InMemoryWorkStore(WorkStore):
         *,
         statuses: Collection[WorkStatus] | None = None,
         kinds: Collection[str] | None = None,
+        worker_ids: Collection[str] | None = None,
         limit: int = 100,
         newest_first: bool = False,
     ) -> list[WorkItem]:
-        """Items filtered by status and kind, by id (oldest first unless ``newest_first``).
+        """Items filtered by status, kind and worker, by id (oldest first unless
+        ``newest_first``).
 
         :raises StoreUnavailableError: if the state is marked unavailable.
         """
         self._state.check_available()
         wanted_statuses = None if statuses is None else {WorkStatus(s) for s in statuses}
         wanted_kinds = None if kinds is None else {kind_name(kind) for kind in kinds}
+        wanted_workers = None if worker_ids is None else set(worker_ids)
         items = [
             item
             for item in self._state.snapshot()
             if (wanted_statuses is None or item.status in wanted_statuses)
             and (wanted_kinds is None or item.kind in wanted_kinds)
+            and (wanted_workers is None or item.worker_id in wanted_workers)
         ]
         if newest_first:
             items.reverse()

@@ -435,19 +435,24 @@ class PostgresWorkStore(WorkStore):  # pragma: no mutate block
         *,
         statuses: Collection[WorkStatus] | None = None,
         kinds: Collection[str] | None = None,
+        worker_ids: Collection[str] | None = None,
         limit: int = 100,
         newest_first: bool = False,
     ) -> list[WorkItem]:
-        """Items filtered by status and kind, by id (oldest first unless ``newest_first``).
+        """Items filtered by status, kind and worker, by id (oldest first unless
+        ``newest_first``).
 
         :raises ValueError: if a status is not a :class:`~workqueue.domain.WorkStatus` value.
         :raises StoreUnavailableError: if the database cannot be reached.
         """
         status_names = None if statuses is None else [WorkStatus(s).value for s in statuses]
         kind_names = None if kinds is None else [kind_name(kind) for kind in kinds]
+        workers = None if worker_ids is None else list(worker_ids)
         statement = _SQL["list_items_newest_first" if newest_first else "list_items_oldest_first"]
         with connection_loss_as_unavailable():
-            rows = await self._connection.fetch(statement, status_names, kind_names, max(limit, 0))
+            rows = await self._connection.fetch(
+                statement, status_names, kind_names, max(limit, 0), workers
+            )
         return [work_item_from_row(row) for row in rows]
 
     async def count_by_kind_and_status(self) -> dict[tuple[str, WorkStatus], int]:

@@ -174,11 +174,16 @@ class CountingWorkStore(WorkStore):
         *,
         statuses: Collection[WorkStatus] | None = None,
         kinds: Collection[str] | None = None,
+        worker_ids: Collection[str] | None = None,
         limit: int = 100,
         newest_first: bool = False,
     ) -> list[WorkItem]:
         return await self._store.list_items(
-            statuses=statuses, kinds=kinds, limit=limit, newest_first=newest_first
+            statuses=statuses,
+            kinds=kinds,
+            worker_ids=worker_ids,
+            limit=limit,
+            newest_first=newest_first,
         )
 
     async def count_by_kind_and_status(self) -> dict[tuple[str, WorkStatus], int]:

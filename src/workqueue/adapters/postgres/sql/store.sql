@@ -395,20 +395,24 @@ FROM work_items
 WHERE id = $1;
 
 -- name: list_items_oldest_first
--- $1 statuses or null for all, $2 kinds or null for all, $3 limit.
+-- $1 statuses or null for all, $2 kinds or null for all, $3 limit, $4 worker ids
+-- or null for all.
 SELECT {{item_columns}}
 FROM work_items
 WHERE ($1::text[] IS NULL OR status = ANY ($1::text[]))
   AND ($2::text[] IS NULL OR kind = ANY ($2::text[]))
+  AND ($4::text[] IS NULL OR worker_id = ANY ($4::text[]))
 ORDER BY id
 LIMIT $3;
 
 -- name: list_items_newest_first
--- $1 statuses or null for all, $2 kinds or null for all, $3 limit.
+-- $1 statuses or null for all, $2 kinds or null for all, $3 limit, $4 worker ids
+-- or null for all.
 SELECT {{item_columns}}
 FROM work_items
 WHERE ($1::text[] IS NULL OR status = ANY ($1::text[]))
   AND ($2::text[] IS NULL OR kind = ANY ($2::text[]))
+  AND ($4::text[] IS NULL OR worker_id = ANY ($4::text[]))
 ORDER BY id DESC
 LIMIT $3;
 

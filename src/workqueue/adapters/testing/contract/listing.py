@@ -171,6 +171,49 @@ class ListingContract:
         assert nothing == []
 
     @pytest.mark.parametrize("newest_first", [False, True], ids=["oldest first", "newest first"])
+    async def test_list_items_filters_by_the_worker_holding_or_last_holding_each_item(
+        self, queue: WorkQueue, store: WorkStore, newest_first: bool
+    ) -> None:
+        for number in range(5):
+            await queue.enqueue(AlphaJob(number=number))
+        finished = await claim(store, worker_id="worker-a")
+        await store.finish(finished.lease, RunOutcome.succeeded(None))
+        running_a = await claim(store, worker_id="worker-a")
+        running_b = await claim(store, worker_id="worker-b")
+        released = await claim(store, worker_id="worker-a")
+        await store.finish(released.lease, RunOutcome.released(None))
+
+        async def listed(
+            *worker_ids: str,
+            statuses: list[WorkStatus] | None = None,
+            kinds: list[str] | None = None,
+            limit: int = 100,
+        ) -> list[int]:
+            items = await store.list_items(
+                statuses=statuses,
+                kinds=kinds,
+                worker_ids=worker_ids,
+                limit=limit,
+                newest_first=newest_first,
+            )
+            return [item.id for item in items]
+
+        def expected(*items: WorkItem) -> list[int]:
+            wanted = sorted(item.id for item in items)
+            return wanted[::-1] if newest_first else wanted
+
+        assert await listed("worker-a") == expected(finished, running_a)
+        assert await listed("worker-a", statuses=[WorkStatus.RUNNING]) == expected(running_a)
+        assert await listed("worker-a", "worker-b") == expected(finished, running_a, running_b)
+        assert (
+            await listed("worker-a", "worker-b", limit=1)
+            == expected(finished, running_a, running_b)[:1]
+        )
+        assert await listed("worker-a", kinds=["contract_beta"]) == []
+        assert await listed("worker-c") == []
+        assert await listed() == []
+
+    @pytest.mark.parametrize("newest_first", [False, True], ids=["oldest first", "newest first"])
     async def test_the_limit_applies_after_the_filters_in_either_order(
         self, queue: WorkQueue, store: WorkStore, newest_first: bool
     ) -> None:

@@ -58,6 +58,7 @@ class QueueModel:
         self,
         statuses: Collection[WorkStatus] | None,
         kinds: Collection[str] | None,
+        worker_ids: Collection[str] | None,
         limit: int,
         newest_first: bool,
     ) -> list[WorkItem]:
@@ -67,6 +68,7 @@ class QueueModel:
             for item in self.rows()
             if (statuses is None or item.status in statuses)
             and (kinds is None or item.kind in kinds)
+            and (worker_ids is None or item.worker_id in worker_ids)
         ]
         if newest_first:
             rows.reverse()

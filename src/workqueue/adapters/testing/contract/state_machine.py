@@ -122,6 +122,7 @@ RESULTS: st.SearchStrategy[JsonValue] = st.sampled_from([None, {"pages": 3}, ["a
 WAITS = st.sampled_from([timedelta(0), timedelta(seconds=1), timedelta(seconds=45)])
 STATUS_FILTERS = st.none() | st.frozensets(st.sampled_from(list(WorkStatus)), min_size=1)
 KIND_FILTERS = st.none() | st.frozensets(st.sampled_from(KINDS), min_size=1)
+WORKER_FILTERS = st.none() | st.frozensets(st.sampled_from(["w1", "w2", "w5"]), min_size=1)
 DEFAULT_LIST_LIMIT = 100
 
 
@@ -544,6 +545,7 @@ class StoreRules(RuleBasedStateMachine):
     @rule(
         statuses=STATUS_FILTERS,
         kinds=KIND_FILTERS,
+        worker_ids=WORKER_FILTERS,
         limit=st.none() | st.sampled_from([1, 2, 3]),
         newest_first=st.booleans(),
     )
@@ -551,6 +553,7 @@ class StoreRules(RuleBasedStateMachine):
         self,
         statuses: frozenset[WorkStatus] | None,
         kinds: frozenset[str] | None,
+        worker_ids: frozenset[str] | None,
         limit: int | None,
         newest_first: bool,
     ) -> None:
@@ -561,13 +564,18 @@ class StoreRules(RuleBasedStateMachine):
             self.subject.store.list_items(
                 statuses=None if statuses is None else sorted(statuses),
                 kinds=None if kinds is None else sorted(kinds),
+                worker_ids=None if worker_ids is None else sorted(worker_ids),
                 **arguments,
             )
         )
         expected = self.model.list_items(
-            statuses, kinds, DEFAULT_LIST_LIMIT if limit is None else limit, newest_first
+            statuses,
+            kinds,
+            worker_ids,
+            DEFAULT_LIST_LIMIT if limit is None else limit,
+            newest_first,
         )
-        assert listed == expected, (statuses, kinds, limit, newest_first)
+        assert listed == expected, (statuses, kinds, worker_ids, limit, newest_first)
 
     @rule(data=st.data())
     def get_an_item(self, data: st.DataObject) -> None:
