@@ -177,8 +177,13 @@ class PostgresWorkNotifications:  # pragma: no mutate block
             logger.info("listening for work on %s again", self._shown_as)
             self._wake_everyone()
         while not lost.is_set():
+            # asyncio.timeout, not asyncio.wait_for: on Python 3.11, wait_for returns
+            # normally when its awaitable finishes as the task is cancelled, so a close
+            # arriving as the connection is lost was swallowed and the listener
+            # reconnected for good, holding up the worker's exit.
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(lost.wait(), timeout=self._ping_interval)
+                async with asyncio.timeout(self._ping_interval):
+                    await lost.wait()
                 return
             try:
                 await connection.fetchval(_SQL["ping"], timeout=self._ping_interval)
