@@ -23,6 +23,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable, Collection, Sequence
 from datetime import datetime, timedelta
+from functools import cache
 from typing import TypeVar
 
 import asyncpg
@@ -36,6 +37,7 @@ from workqueue.adapters.postgres.sql import load_statements
 from workqueue.adapters.postgres.unavailable import connection_loss_as_unavailable
 from workqueue.domain import (
     LARGEST_ITEM_ID,
+    RETURNING_ENDINGS,
     CancelOutcome,
     Clock,
     HeartbeatAnswer,
@@ -59,6 +61,9 @@ from workqueue.domain import (
 __all__ = ["PostgresWorkStore", "cancel_outcome", "recovered_list"]
 
 _SQL = load_statements("store.sql")
+# A run that ends for good, and one whose item returns to queued (store.sql, finish).
+_FINISH = _SQL["finish"]
+_FINISH_TO_QUEUED = _SQL["finish_to_queued"]
 _DEDUP_INDEX = "work_items_queued_dedup_key"
 # A statement is run again after a race it cannot avoid: a release or recovery
 # after an enqueue committed a twin under it, a claim after PostgreSQL ended it to
@@ -66,6 +71,19 @@ _DEDUP_INDEX = "work_items_queued_dedup_key"
 _MAX_RERUNS = 5
 
 logger = logging.getLogger("workqueue.postgres")
+
+
+@cache
+def _complete_and_claim_many(count: int) -> str:
+    """The statement completing ``count`` leases and claiming as many items, ``count`` written in.
+
+    The one number a statement carries in its text rather than as a parameter
+    (store.sql, complete_and_claim_many): a count of leases, never a value from
+    outside. Each count is a statement of its own, prepared and planned once a
+    connection, and a worker's counts run from one to its lanes.
+    """
+    return _SQL["complete_and_claim_many"].replace("$8", str(count))
+
 
 T = TypeVar("T")
 
@@ -226,7 +244,7 @@ class PostgresWorkStore(WorkStore):  # pragma: no mutate block
 
         async def finish_once() -> bool:
             row = await self._connection.fetchrow(
-                _SQL["finish"],
+                _FINISH_TO_QUEUED if outcome.ending in RETURNING_ENDINGS else _FINISH,
                 lease.item_id,
                 lease.attempt,
                 self._clock.now(),
@@ -282,7 +300,7 @@ class PostgresWorkStore(WorkStore):  # pragma: no mutate block
         now = self._clock.now()
         rows = await _rerun_on_deadlock(
             lambda: self._connection.fetch(
-                _SQL["complete_and_claim_many"],
+                _complete_and_claim_many(len(completions)),
                 [kind_name(kind) for kind in kinds],
                 worker_id,
                 now,
@@ -290,7 +308,6 @@ class PostgresWorkStore(WorkStore):  # pragma: no mutate block
                 ids,
                 attempts,
                 progress,
-                len(completions),
             )
         )
         held = {int(item_id) for item_id in rows[0]["completed"]}

@@ -131,14 +131,31 @@ finished AS (
 
 -- name: finish
 -- $1 id, $2 attempt, $3 now, $4 ending, $5 progress, $6 error, $7 run_at, $8
--- result: one run ends (see end_runs). One row when the lease was held: the
--- item's new status, and the queued twin that superseded its return to queued; no
--- row when it was not.
+-- result: one run ends for good, as succeeded, failed or cancelled (see end_runs).
+-- One row when the lease was held: the item's new status; no row when it was not.
+-- An ending that returns the item to queued runs finish_to_queued instead: each
+-- statement then plans the same for every call, and PostgreSQL keeps one plan of
+-- it (a generic plan) instead of planning it again on every call, which it did
+-- while one statement held both and a call's ending decided whether the twin was
+-- looked up (the plan of a call cost more than running it; bench/README.md).
+WITH ended AS (
+    SELECT $1::bigint AS id, $2::integer AS attempt, $4::text AS ending,
+           $5::jsonb AS progress, $6::text AS error, NULL::integer AS stalls,
+           $3::timestamptz AS ended_at, NULL::bigint AS twin_id,
+           $7::timestamptz AS run_at, $8::jsonb AS result
+),
+{{end_runs}}
+SELECT status, twin_id FROM finished;
+
+-- name: finish_to_queued
+-- $1 id, $2 attempt, $3 now, $4 ending ('released', 'retried' or 'snoozed'), $5
+-- progress, $6 error, $7 run_at, $8 result: one run ends and its item returns to
+-- queued (see end_runs). One row when the lease was held: the item's new status,
+-- and the queued twin that superseded its return to queued; no row when it was not.
 WITH ended AS (
     SELECT r.id, r.attempt, $4::text AS ending, $5::jsonb AS progress, $6::text AS error,
            NULL::integer AS stalls, $3::timestamptz AS ended_at,
-           CASE WHEN $4::text IN ('released', 'retried', 'snoozed') THEN {{queued_twin}}
-           END AS twin_id,
+           {{queued_twin}} AS twin_id,
            $7::timestamptz AS run_at, $8::jsonb AS result
     FROM work_items AS r
     WHERE r.id = $1::bigint AND r.attempt = $2::integer
@@ -191,7 +208,12 @@ LEFT JOIN claimed ON true;
 
 -- name: complete_and_claim_many
 -- $1 kinds, $2 worker_id, $3 now, $4 lease_expires_at: the claims, of at most $8
--- items. $5 ids, $6 attempts, $7 progress as JSON text (NULL for none), all as text
+-- items, a number the store writes in for $8 (PostgresWorkStore): given as a
+-- parameter, a LIMIT is unknown to the plan PostgreSQL would keep for every call
+-- (it takes it for a tenth of the queued items), so that plan looked dearer than
+-- one made for each call, and the statement was planned again on every call, at
+-- more than its run's cost (bench/README.md). Written in, each batch size is
+-- planned once a connection. $5 ids, $6 attempts, $7 progress as JSON text (NULL for none), all as text
 -- (see heartbeat_many): the leases to end as succeeded first, in the same
 -- statement and commit. The claim statement above for many leases at once: each
 -- fenced on its own, then the next claimable items claimed whether or not the
