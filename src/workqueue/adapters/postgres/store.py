@@ -23,7 +23,6 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable, Collection, Sequence
 from datetime import datetime, timedelta
-from functools import cache
 from typing import TypeVar
 
 import asyncpg
@@ -71,18 +70,6 @@ _DEDUP_INDEX = "work_items_queued_dedup_key"
 _MAX_RERUNS = 5
 
 logger = logging.getLogger("workqueue.postgres")
-
-
-@cache
-def _complete_and_claim_many(count: int) -> str:
-    """The statement completing ``count`` leases and claiming as many items, ``count`` written in.
-
-    The one number a statement carries in its text rather than as a parameter
-    (store.sql, complete_and_claim_many): a count of leases, never a value from
-    outside. Each count is a statement of its own, prepared and planned once a
-    connection, and a worker's counts run from one to its lanes.
-    """
-    return _SQL["complete_and_claim_many"].replace("$8", str(count))
 
 
 T = TypeVar("T")
@@ -297,10 +284,13 @@ class PostgresWorkStore(WorkStore):  # pragma: no mutate block
         if not completions:
             return []
         ids, attempts, progress = lease_columns(completions)
+        # The count of leases written in for $8, a statement per count, each planned
+        # once a connection (store.sql, complete_and_claim_many; docs/adr/0039).
+        statement = _SQL["complete_and_claim_many"].replace("$8", str(len(completions)))
         now = self._clock.now()
         rows = await _rerun_on_deadlock(
             lambda: self._connection.fetch(
-                _complete_and_claim_many(len(completions)),
+                statement,
                 [kind_name(kind) for kind in kinds],
                 worker_id,
                 now,
