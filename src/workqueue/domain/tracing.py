@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from types import TracebackType
-from typing import Protocol
+from typing import Protocol, Self
 
 from workqueue.domain.items import TraceContext, WorkItem
 from workqueue.domain.queue import EnqueueResult
@@ -26,12 +26,26 @@ __all__ = [
     "EnqueueSpan",
     "NoTracing",
     "RunSpan",
+    "Span",
     "TraceContext",
     "Tracing",
 ]
 
 
-class EnqueueSpan(Protocol):
+class Span(Protocol):
+    """What every span is: a context manager that records an exception leaving it."""
+
+    def __enter__(self) -> Self: ...
+
+    def __exit__(
+        self,
+        error_type: type[BaseException] | None,
+        error: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None: ...
+
+
+class EnqueueSpan(Span, Protocol):
     """The span of one enqueue (or one batch), open while its statements are sent."""
 
     @property
@@ -43,17 +57,8 @@ class EnqueueSpan(Protocol):
         """What the enqueue did: the ids of the items, created or absorbing."""
         ...
 
-    def __enter__(self) -> EnqueueSpan: ...
 
-    def __exit__(
-        self,
-        error_type: type[BaseException] | None,
-        error: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None: ...
-
-
-class RunSpan(Protocol):
+class RunSpan(Span, Protocol):
     """The span of one attempt of an item, open from its claim to its recorded outcome."""
 
     def raised(self, error: BaseException) -> None:
@@ -63,15 +68,6 @@ class RunSpan(Protocol):
     def ended(self, outcome: str, error: str | None) -> None:
         """How the attempt ended (an ``ExecutionStatus`` value) and the error text written."""
         ...
-
-    def __enter__(self) -> RunSpan: ...
-
-    def __exit__(
-        self,
-        error_type: type[BaseException] | None,
-        error: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None: ...
 
 
 class Tracing(Protocol):

@@ -23,6 +23,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from contextvars import Token
 from types import TracebackType
+from typing import Self
 
 from opentelemetry import context as otel_context
 from opentelemetry import propagate, trace
@@ -125,8 +126,9 @@ class _CurrentSpan:
     def __init__(self, span: Span) -> None:
         self._span = span
 
-    def _enter(self) -> None:
+    def __enter__(self) -> Self:
         self._token = otel_context.attach(trace.set_span_in_context(self._span))
+        return self
 
     def __exit__(
         self,
@@ -150,10 +152,6 @@ class _EnqueueSpan(_CurrentSpan):
         propagate.inject(carrier, context=trace.set_span_in_context(span))
         self.context: TraceContext | None = carrier
 
-    def __enter__(self) -> _EnqueueSpan:
-        self._enter()
-        return self
-
     def enqueued(self, results: Sequence[EnqueueResult]) -> None:
         (result,) = results
         self._span.set_attribute("messaging.message.id", str(result.id))
@@ -173,10 +171,6 @@ class _BatchSpan(_EnqueueSpan):
 
 class _RunSpan(_CurrentSpan):
     """The span of one attempt of an item."""
-
-    def __enter__(self) -> _RunSpan:
-        self._enter()
-        return self
 
     def raised(self, error: BaseException) -> None:
         self._span.record_exception(error)
