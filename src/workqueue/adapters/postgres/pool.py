@@ -104,8 +104,11 @@ async def close_pool(pool: asyncpg.Pool, *, grace: float = 10.0) -> None:  # pra
     is (a handler stuck mid-query): after ``grace`` seconds the remaining
     connections are cut instead.
     """
+    # asyncio.timeout, not wait_for: on Python 3.11, wait_for swallows a cancel of
+    # this task that arrives as the close completes, and the caller would go on.
     try:
-        await asyncio.wait_for(pool.close(), timeout=grace)
+        async with asyncio.timeout(grace):
+            await pool.close()
     except TimeoutError:
         pool.terminate()
 
