@@ -314,6 +314,18 @@ class TestWhatTheLogSays:
         assert await lanes.expiry(other) == lanes.bench.clock.now() + LEASE
 
 
+def claimer_noting(renewals: Renewals, bench: Bench) -> Claimer:
+    """A lane's claimer on the bench that consults ``renewals`` for what it claims."""
+    return Claimer(
+        bench.store,
+        bench.clock,
+        bench.registry.kinds,
+        worker_id="lanes",
+        lease_duration=LEASE,
+        renewals=renewals,
+    )
+
+
 class TestClaimsTheWatchdogCannotSee:
     async def test_an_item_held_for_the_next_run_is_secured_by_the_renewal(
         self, lanes: Lanes, bench: Bench
@@ -338,14 +350,7 @@ class TestClaimsTheWatchdogCannotSee:
         self, bench: Bench
     ) -> None:
         renewals = Renewals()
-        claimer = Claimer(
-            bench.store,
-            bench.clock,
-            bench.registry.kinds,
-            worker_id="lanes",
-            lease_duration=LEASE,
-            renewals=renewals,
-        )
+        claimer = claimer_noting(renewals, bench)
         item_id = await bench.enqueue("in flight")
         renewed_until = bench.clock.now() + timedelta(seconds=100)
         renewals.note(Lease(item_id, 1), renewed_until)
@@ -357,14 +362,7 @@ class TestClaimsTheWatchdogCannotSee:
         self, bench: Bench
     ) -> None:
         renewals = Renewals()
-        claimer = Claimer(
-            bench.store,
-            bench.clock,
-            bench.registry.kinds,
-            worker_id="lanes",
-            lease_duration=LEASE,
-            renewals=renewals,
-        )
+        claimer = claimer_noting(renewals, bench)
         item_id = await bench.enqueue("in flight")
         renewals.note(Lease(item_id + 1, 1), bench.clock.now() + timedelta(seconds=100))
         claim = await claimer.claim()
