@@ -3,16 +3,14 @@
 from __future__ import annotations
 
 import math
-from datetime import UTC, datetime
 from typing import Any
 
 import pytest
 from service_bench import Bench, StoreSpy, start
 
+from work_items import running_item
 from workqueue.application import ExecutionContext
-from workqueue.domain import Lease, ProgressSnapshot, RunOutcome, WorkItem, WorkStatus
-
-T0 = datetime(2026, 1, 1, tzinfo=UTC)
+from workqueue.domain import Lease, ProgressSnapshot, RunOutcome, WorkItem
 
 
 def context(*, progress: Any = None, limit: int = 1000) -> ExecutionContext:
@@ -22,25 +20,7 @@ def context(*, progress: Any = None, limit: int = 1000) -> ExecutionContext:
 
 
 def claimed_item() -> WorkItem:
-    return WorkItem(
-        id=12,
-        kind="alpha",
-        payload={},
-        status=WorkStatus.RUNNING,
-        attempt=3,
-        stalls=1,
-        dedup_key=None,
-        enqueued_at=T0,
-        priority=0,
-        run_at=T0,
-        started_at=T0,
-        heartbeat_at=T0,
-        lease_expires_at=T0,
-        finished_at=None,
-        worker_id="worker-1",
-        progress={"rows": 5},
-        error=None,
-    )
+    return running_item(id=12, attempt=3, stalls=1, progress={"rows": 5})
 
 
 class TestWhoTheItemIs:

@@ -6,44 +6,24 @@ from __future__ import annotations
 import asyncio
 import gc
 import logging
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from typing import Any
 
 import pytest
 from service_bench import LEASE, Bench, StoreSpy, seconds, start, status_of
 
+from work_items import T0, running_item
 from workqueue.application import ExecutionOutcome, ExecutionStatus, ExecutorSettings
 from workqueue.application.beats import SoloHeartbeats
 from workqueue.application.claim import Claim
 from workqueue.application.context import ExecutionContext
 from workqueue.application.heartbeat import LeaseKeeper
-from workqueue.domain import StoreUnavailableError, WorkContext, WorkItem, WorkStatus
+from workqueue.domain import StoreUnavailableError, WorkContext, WorkStatus
 
 HEARTBEAT_LOG = "workqueue.heartbeat"
 
 
-T0 = datetime(2026, 1, 1, tzinfo=UTC)
-
-
-ITEM = WorkItem(
-    id=1,
-    kind="alpha",
-    payload={},
-    status=WorkStatus.RUNNING,
-    attempt=1,
-    stalls=0,
-    dedup_key=None,
-    enqueued_at=T0,
-    priority=0,
-    run_at=T0,
-    started_at=T0,
-    heartbeat_at=T0,
-    lease_expires_at=T0 + LEASE,
-    finished_at=None,
-    worker_id="worker-1",
-    progress=None,
-    error=None,
-)
+ITEM = running_item(lease_expires_at=T0 + LEASE)
 
 
 async def stop(bench: Bench, run: asyncio.Task[ExecutionOutcome | None]) -> None:

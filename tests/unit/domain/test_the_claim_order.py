@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
+from work_items import queued_item
 from workqueue.domain import (
     WorkItem,
     WorkStatus,
@@ -17,25 +18,7 @@ from workqueue.domain import (
 
 T0 = datetime(2026, 12, 3, tzinfo=UTC)
 SECOND = timedelta(seconds=1)
-QUEUED = WorkItem(
-    id=1,
-    kind="alpha",
-    payload={},
-    status=WorkStatus.QUEUED,
-    attempt=0,
-    stalls=0,
-    dedup_key=None,
-    enqueued_at=T0,
-    priority=0,
-    run_at=T0,
-    started_at=None,
-    heartbeat_at=None,
-    lease_expires_at=None,
-    finished_at=None,
-    worker_id=None,
-    progress=None,
-    error=None,
-)
+QUEUED = queued_item(enqueued_at=T0, run_at=T0)
 
 
 def item(

@@ -2,42 +2,22 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-
 import pytest
 from opentelemetry import trace
 from opentelemetry.trace import StatusCode
 
 from recorded_spans import RecordedSpans, context_of, ids, traceparent
+from work_items import running_item
 from workqueue._version import __version__
 from workqueue.adapters.otel import OpenTelemetryTracing
 from workqueue.adapters.otel.tracing import ERROR_OUTCOMES
 from workqueue.application import ExecutionStatus
-from workqueue.domain import NO_SPAN, NO_TRACING, WorkItem, WorkStatus
-
-T0 = datetime(2026, 1, 1, tzinfo=UTC)
+from workqueue.domain import NO_SPAN, NO_TRACING, WorkItem
 
 
 def item(trace_context: dict[str, str] | None = None, attempt: int = 3) -> WorkItem:
-    return WorkItem(
-        id=12,
-        kind="send_receipt",
-        payload={},
-        status=WorkStatus.RUNNING,
-        attempt=attempt,
-        stalls=0,
-        dedup_key=None,
-        enqueued_at=T0,
-        priority=0,
-        run_at=T0,
-        started_at=T0,
-        heartbeat_at=T0,
-        lease_expires_at=T0,
-        finished_at=None,
-        worker_id="w",
-        progress=None,
-        error=None,
-        trace_context=trace_context,
+    return running_item(
+        id=12, kind="send_receipt", attempt=attempt, worker_id="w", trace_context=trace_context
     )
 
 
