@@ -6,8 +6,9 @@ from dataclasses import replace
 from datetime import timedelta
 from typing import Any, ClassVar
 
+from work_items import queued_item
 from workqueue.adapters.testing.clock import FakeClock
-from workqueue.domain import Backoff, KindPolicy, WorkItem, WorkPayload, WorkStatus
+from workqueue.domain import Backoff, KindPolicy, WorkItem, WorkPayload
 from workqueue.entrypoints.django.backend import WorkQueueBackend
 from workqueue.entrypoints.django.tasks_api import Task
 
@@ -31,24 +32,13 @@ class MemoryBackend(WorkQueueBackend):
     def _enqueue(self, payload: WorkPayload, task: Task[Any, Any]) -> int:
         item_id = len(self.items) + 1
         now = CLOCK.now()
-        self.items[item_id] = WorkItem(
+        self.items[item_id] = queued_item(
             id=item_id,
             kind=payload.kind_name(),
             payload=payload.to_json(),
-            status=WorkStatus.QUEUED,
-            attempt=0,
-            stalls=0,
-            dedup_key=None,
             enqueued_at=now,
             priority=task.priority,
             run_at=task.run_after or now,
-            started_at=None,
-            heartbeat_at=None,
-            lease_expires_at=None,
-            finished_at=None,
-            worker_id=None,
-            progress=None,
-            error=None,
         )
         return item_id
 
