@@ -495,8 +495,10 @@ def unplaced(functions: Iterable[str], index: CodeIndex, calls: Calls) -> set[st
     """The changed functions that ran at import time with no code found that calls them then.
 
     Neither they nor an import-time caller of theirs is named by module-level code
-    or a test file: what they computed then may be kept anywhere, so every test is
-    affected.
+    or a test file, nor by a caching function that such code names (mutmut does
+    not trace a decorated function, so its calls have no caller in the stats; the
+    caching function's result changes, and propagate() follows its name): what they
+    computed then may be kept anywhere, so every test is affected.
     """
     paths = {module_name(path): path for path in index.names}
     units = [unit for names in index.eager.values() for unit in names.values()]
@@ -504,9 +506,31 @@ def unplaced(functions: Iterable[str], index: CodeIndex, calls: Calls) -> set[st
     for name in functions:
         if name in calls.import_time:
             naming = _Naming(calls.at_import([name]), paths)
-            if not any(naming(unit) for unit in units):
+            if not any(naming(unit) for unit in units) and not _named_at_import(
+                _caches_naming(naming, index), index
+            ):
                 lost.add(name)
     return lost
+
+
+def _caches_naming(naming: _Naming, index: CodeIndex) -> dict[str, set[str]]:
+    """The caching functions whose bodies name one of ``naming``'s, by file."""
+    found: dict[str, set[str]] = defaultdict(set)
+    for path, cached in index.cached.items():
+        for name, unit in cached.items():
+            if unit.words and naming(unit):
+                found[path].add(name)
+    return found
+
+
+def _named_at_import(names: Mapping[str, set[str]], index: CodeIndex) -> bool:
+    """Whether module-level code or a test file names one of ``names`` (by file)."""
+    for path, eager in index.eager.items():
+        own = names.get(path, set())
+        for unit in eager.values():
+            if _hits(unit, names) or unit.words & own:
+                return True
+    return False
 
 
 @dataclass(frozen=True)

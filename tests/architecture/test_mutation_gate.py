@@ -475,6 +475,48 @@ def test_code_run_at_import_that_calls_a_changed_function_then_changes(tmp_path:
     assert gate.unplaced({"w.settings.x_check"}, index, calls) == set()
 
 
+CACHED_LOADER = (
+    "from functools import cache\n\n"
+    "@cache\ndef load(name):\n    return parse(name)\n\n"
+    "def parse(name):\n    return name.upper()\n"
+)
+
+
+def test_a_function_run_at_import_through_a_cache_that_module_code_calls_is_placed(
+    tmp_path: Path,
+) -> None:
+    files = {
+        "src/w/__init__.py": "",
+        "src/w/sql.py": CACHED_LOADER,
+        "src/w/store.py": (
+            "from w.sql import load\n\nSQL = load('x')\n\ndef run():\n    return SQL\n"
+        ),
+    }
+    index = index_of(tmp_path, files)
+    # mutmut traces no decorated function: parse ran at import with no caller in the stats.
+    calls = gate.Calls(import_time=frozenset({"w.sql.x_parse"}))
+
+    names, functions = gate.propagate(changes(functions={"w.sql.x_parse"}), index, calls)
+
+    assert gate.unplaced({"w.sql.x_parse"}, index, calls) == set()
+    assert names == {"src/w/sql.py": {"load"}, "src/w/store.py": {"SQL"}}
+    assert functions == {"w.sql.x_parse", "w.store.x_run"}
+
+
+def test_a_function_run_at_import_through_a_cache_no_module_code_calls_is_unplaced(
+    tmp_path: Path,
+) -> None:
+    files = {
+        "src/w/__init__.py": "",
+        "src/w/sql.py": CACHED_LOADER,
+        "src/w/store.py": "from w.sql import load\n\ndef run():\n    return load('x')\n",
+    }
+    index = index_of(tmp_path, files)
+    calls = gate.Calls(import_time=frozenset({"w.sql.x_parse"}))
+
+    assert gate.unplaced({"w.sql.x_parse"}, index, calls) == {"w.sql.x_parse"}
+
+
 def test_a_function_run_at_import_by_code_the_scan_cannot_see_is_unplaced(tmp_path: Path) -> None:
     files = {"src/w/__init__.py": "", "src/w/hook.py": "def hook():\n    return 1\n"}
     index = index_of(tmp_path, files)
