@@ -163,7 +163,8 @@ def main() -> int:
                         client.get(route).raise_for_status()
                 print(
                     f"\n{args.requests} sequential GETs per route over HTTP, "
-                    f"{FINISHED:,} finished, {QUEUED:,} queued, {RUNNING} running rows\n"
+                    f"{FINISHED:,} finished, {QUEUED:,} queued, {DELAYED:,} delayed, "
+                    f"{RUNNING} running rows\n"
                 )
                 print("| route | p50 ms | p95 ms | max ms | target | met |")
                 print("|---|---:|---:|---:|---|---|")
