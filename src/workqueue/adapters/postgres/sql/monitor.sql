@@ -4,18 +4,24 @@
 
 -- fragment: queued_kinds
 -- A skip scan of work_items_queued_by_kind: each step finds the next kind with a
--- queued item (the last row is a NULL kind). It reads a few index pages per kind,
--- not every queued item.
+-- queued item and that kind's lowest queued id, its first entry in the index. It
+-- reads a few index pages per kind, not every queued item. The kind of a step is
+-- not known when the statement is planned: asked for a kind's lowest queued id in
+-- a subquery (`WHERE kind = kinds.kind ORDER BY id LIMIT 1`), PostgreSQL walks the
+-- primary key from the oldest id, through every finished row, expecting a queued
+-- one of the kind soon.
 kinds AS (
-    (SELECT kind FROM work_items WHERE status = 'queued' ORDER BY kind LIMIT 1)
+    (SELECT kind, id FROM work_items WHERE status = 'queued' ORDER BY kind, id LIMIT 1)
     UNION ALL
-    SELECT (SELECT w.kind
-            FROM work_items AS w
-            WHERE w.status = 'queued' AND w.kind > kinds.kind
-            ORDER BY w.kind
-            LIMIT 1)
+    SELECT next.kind, next.id
     FROM kinds
-    WHERE kinds.kind IS NOT NULL
+    CROSS JOIN LATERAL (
+        SELECT w.kind, w.id
+        FROM work_items AS w
+        WHERE w.status = 'queued' AND w.kind > kinds.kind
+        ORDER BY w.kind, w.id
+        LIMIT 1
+    ) AS next
 )
 
 -- name: count_live
@@ -39,16 +45,12 @@ WHERE status NOT IN ('queued', 'running')
 GROUP BY kind, status;
 
 -- name: oldest_queued
--- Each kind with a queued item (queued_kinds), then that kind's lowest queued id.
+-- Each kind with a queued item and its lowest queued id (queued_kinds), then that
+-- item's row by its key.
 WITH RECURSIVE {{queued_kinds}}
-SELECT kinds.kind,
-       (SELECT w.enqueued_at
-        FROM work_items AS w
-        WHERE w.status = 'queued' AND w.kind = kinds.kind
-        ORDER BY w.id
-        LIMIT 1) AS enqueued_at
+SELECT kinds.kind, w.enqueued_at
 FROM kinds
-WHERE kinds.kind IS NOT NULL;
+JOIN work_items AS w ON w.id = kinds.id;
 
 -- name: running
 SELECT {{item_columns}}
@@ -63,18 +65,20 @@ ORDER BY id;
 -- each kind with a queued item, each kind gives its next $2 ids after $1, and the
 -- page is the lowest $2 of them. It reads at most $2 entries per kind, so a page
 -- deep in the backlog costs what the first one does. Each queued item, waiting
--- ones included, in id order.
+-- ones included, in id order. A kind's ids after $1 are written as a range of the
+-- index, from (kind, $1) up to the kind's last entry: as `kind = kinds.kind AND
+-- id > $1`, PostgreSQL walks the primary key instead (see queued_kinds), and with
+-- the equality beside the row comparison it starts at the kind's first entry.
 WITH RECURSIVE {{queued_kinds}}
 SELECT page.*
 FROM kinds
 CROSS JOIN LATERAL (
     SELECT {{item_columns}}
     FROM work_items
-    WHERE status = 'queued' AND kind = kinds.kind AND id > $1
-    ORDER BY id
+    WHERE status = 'queued' AND (kind, id) > (kinds.kind, $1) AND kind <= kinds.kind
+    ORDER BY kind, id
     LIMIT $2
 ) AS page
-WHERE kinds.kind IS NOT NULL
 ORDER BY page.id
 LIMIT $2;
 
