@@ -81,6 +81,42 @@ class WorkItem:
     result: JsonValue = None
     trace_context: TraceContext | None = None
 
+    @classmethod
+    def queued(
+        cls,
+        item_id: int,
+        kind: str,
+        payload: dict[str, Any],
+        *,
+        enqueued_at: datetime,
+        dedup_key: str | None = None,
+        priority: int = 0,
+        run_at: datetime | None = None,
+        trace_context: TraceContext | None = None,
+    ) -> WorkItem:
+        """The row an enqueue makes: queued, attempt 0, no stall, no run yet; claimable
+        from ``run_at``, its enqueue time unless given."""
+        return cls(
+            id=item_id,
+            kind=kind,
+            payload=payload,
+            status=WorkStatus.QUEUED,
+            attempt=0,
+            stalls=0,
+            dedup_key=dedup_key,
+            enqueued_at=enqueued_at,
+            priority=priority,
+            run_at=enqueued_at if run_at is None else run_at,
+            started_at=None,
+            heartbeat_at=None,
+            lease_expires_at=None,
+            finished_at=None,
+            worker_id=None,
+            progress=None,
+            error=None,
+            trace_context=trace_context,
+        )
+
     @property
     def lease(self) -> Lease:
         """The lease of the current (or last) attempt."""

@@ -151,24 +151,14 @@ class InMemoryWorkQueue:
                 ):
                     return EnqueueResult(id=item.id, created=False)
         now = self._clock.now()
-        item = WorkItem(
-            id=self._state.next_item_id(),
-            kind=kind,
-            payload=checked.payload,
-            status=WorkStatus.QUEUED,
-            attempt=0,
-            stalls=0,
-            dedup_key=dedup_key,
+        item = WorkItem.queued(
+            self._state.next_item_id(),
+            kind,
+            checked.payload,
             enqueued_at=now,
+            dedup_key=dedup_key,
             priority=checked.priority,
             run_at=run_at_of(checked.when, now),
-            started_at=None,
-            heartbeat_at=None,
-            lease_expires_at=None,
-            finished_at=None,
-            worker_id=None,
-            progress=None,
-            error=None,
             trace_context=context,
         )
         self._state.write(item)

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-from datetime import datetime
-from typing import Any
-
 from workqueue.adapters.testing.clock import FakeClock
 from workqueue.adapters.testing.contract.backdoor import Backdoor
 from workqueue.adapters.testing.contract.kinds import AlphaJob, BetaJob
@@ -15,44 +12,10 @@ from workqueue.domain import (
     RunOutcome,
     WorkItem,
     WorkQueue,
-    WorkStatus,
     WorkStore,
 )
 
 __all__ = ["AbsorbContract"]
-
-
-def fresh_item(
-    item_id: int,
-    kind: str,
-    payload: dict[str, Any],
-    *,
-    enqueued_at: datetime,
-    dedup_key: str | None = None,
-    priority: int = 0,
-    run_at: datetime | None = None,
-) -> WorkItem:
-    """The row an enqueue makes: queued, attempt 0, stalls 0, nothing else but the stamp,
-    the priority and the run_at (the stamp when not given)."""
-    return WorkItem(
-        id=item_id,
-        kind=kind,
-        payload=payload,
-        status=WorkStatus.QUEUED,
-        attempt=0,
-        stalls=0,
-        dedup_key=dedup_key,
-        enqueued_at=enqueued_at,
-        priority=priority,
-        run_at=enqueued_at if run_at is None else run_at,
-        started_at=None,
-        heartbeat_at=None,
-        lease_expires_at=None,
-        finished_at=None,
-        worker_id=None,
-        progress=None,
-        error=None,
-    )
 
 
 class AbsorbContract:
@@ -90,11 +53,11 @@ class AbsorbContract:
 
         now = clock.now()
         assert await backdoor.all_items() == [
-            fresh_item(results[0].id, "contract_alpha", {"number": 1}, enqueued_at=now),
-            fresh_item(
+            WorkItem.queued(results[0].id, "contract_alpha", {"number": 1}, enqueued_at=now),
+            WorkItem.queued(
                 results[1].id, "contract_beta", {"label": "b"}, dedup_key="b", enqueued_at=now
             ),
-            fresh_item(
+            WorkItem.queued(
                 results[2].id, "contract_alpha", {"number": 2}, dedup_key="a", enqueued_at=now
             ),
         ]

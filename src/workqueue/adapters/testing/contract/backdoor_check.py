@@ -29,24 +29,8 @@ class BackdoorContract:
     ) -> None:
         item_id = await backdoor.insert_item(kind=ContractKind.BETA)
 
-        assert await backdoor.read_item(item_id) == WorkItem(
-            id=item_id,
-            kind="contract_beta",
-            payload={},
-            status=WorkStatus.QUEUED,
-            attempt=0,
-            stalls=0,
-            dedup_key=None,
-            enqueued_at=clock.now(),
-            priority=0,
-            run_at=clock.now(),
-            started_at=None,
-            heartbeat_at=None,
-            lease_expires_at=None,
-            finished_at=None,
-            worker_id=None,
-            progress=None,
-            error=None,
+        assert await backdoor.read_item(item_id) == WorkItem.queued(
+            item_id, "contract_beta", {}, enqueued_at=clock.now()
         )
 
     async def test_the_back_door_reads_back_every_field_it_inserted(

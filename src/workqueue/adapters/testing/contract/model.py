@@ -92,24 +92,14 @@ class QueueModel:
         twin = self._queued_twin(kind, dedup_key, besides=None)
         if twin is not None:
             return EnqueueResult(id=twin, created=False)
-        self.items[new_id] = WorkItem(
-            id=new_id,
-            kind=kind,
-            payload=payload,
-            status=WorkStatus.QUEUED,
-            attempt=0,
-            stalls=0,
-            dedup_key=dedup_key,
+        self.items[new_id] = WorkItem.queued(
+            new_id,
+            kind,
+            payload,
             enqueued_at=now,
+            dedup_key=dedup_key,
             priority=priority,
-            run_at=now if run_at is None else run_at,
-            started_at=None,
-            heartbeat_at=None,
-            lease_expires_at=None,
-            finished_at=None,
-            worker_id=None,
-            progress=None,
-            error=None,
+            run_at=run_at,
         )
         return EnqueueResult(id=new_id, created=True)
 
