@@ -89,6 +89,7 @@ async def churn(server: BenchServer, settings: BenchSettings) -> WorkloadReport:
             Figure("c1_ratio", "C1 last minute / first minute", "x", target=Target(0.9, True)),
             Figure("c1_most_dead", "C1 most dead tuples in work_items", "tuples"),
             Figure("c1_most_size", "C1 largest work_items + indexes", "MB"),
+            Figure("c1_autovacuums", "C1 autovacuum runs on work_items", "runs"),
             Figure("c2_clean_p99", "C2 p99 pickup, the minute before the hold", "ms"),
             Figure("c2_hold_p99", "C2 p99 pickup during the hold (worst window)", "ms"),
             Figure("c2_p99_ratio", "C2 hold p99 / clean p99", "x", target=Target(3.0, False)),
@@ -118,6 +119,7 @@ async def churn(server: BenchServer, settings: BenchSettings) -> WorkloadReport:
         report.figure("c1_ratio").values.append(last / first if first else 0.0)
         report.figure("c1_most_dead").values.append(_most_dead(windows))
         report.figure("c1_most_size").values.append(_most_size(windows) / 1e6)
+        report.figure("c1_autovacuums").values.append(_autovacuums(windows))
         held = await _churn_once(server, settings, f"bench_c2_run{run}", hold=True)
         hold = _hold_figures(held["windows"], settings)
         for key, value in hold.items():
@@ -127,6 +129,7 @@ async def churn(server: BenchServer, settings: BenchSettings) -> WorkloadReport:
             {
                 "run": run,
                 "offered_jobs_per_s": settings.churn_rate,
+                "autovacuum": steady["autovacuum"],
                 "c1": [_document(w) for w in windows],
                 "c2": [_document(w) for w in held["windows"]],
                 "c2_figures": hold,
@@ -141,6 +144,12 @@ def _mean(values: list[float]) -> float:
 
 def _most_dead(windows: list[_Window]) -> float:
     return float(max((w.tables.get("work_items", {}).get("dead", 0) for w in windows), default=0))
+
+
+def _autovacuums(windows: list[_Window]) -> float:
+    """Autovacuum runs on work_items by the last window (the database is fresh)."""
+    last = windows[-1].tables.get("work_items", {}) if windows else {}
+    return float(last.get("autovacuums", 0))
 
 
 def _most_size(windows: list[_Window]) -> float:
@@ -201,6 +210,9 @@ async def _churn_once(
             await checkpoint_and_vacuum(dsn)
             worker.go()
             async with _connected(dsn) as watcher, _connected(dsn) as holder:
+                # Off, the dead tuples grow whatever the queue does: say so beside them.
+                autovacuum = await watcher.fetchval("SHOW autovacuum")
+                print(f"  {name}: autovacuum {autovacuum}", flush=True)
                 holding = _Holding(holder)
                 producer = asyncio.create_task(_produce(dsn, settings))
                 holds = asyncio.create_task(holding.hold(settings)) if hold else None
@@ -216,7 +228,7 @@ async def _churn_once(
                             await holds
         finally:
             await worker.stop()
-    return {"windows": windows}
+    return {"windows": windows, "autovacuum": autovacuum}
 
 
 class _Holding:
