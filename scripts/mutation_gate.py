@@ -347,11 +347,15 @@ def package_directory(path: str, python_files: Iterable[str]) -> str:
     return str(Path(path).parent)
 
 
-def compare(record: Tree, now: Tree) -> Changes:
+def compare(record: Tree, now: Tree, index: CodeIndex | None = None) -> Changes:
     """What changed: functions by mutmut's hash, module-level names, data and test files.
 
-    A changed data file counts as a change to every name of every module of its
-    package (which load it) and to every kit module there.
+    A changed data file counts as a change to the code that names it (its name, or
+    a path ending in it, as a string: ``load_statements("monitor.sql")``), found in
+    ``index``: those module-level names and functions, and those test-side files
+    whole. When no code names it (a file found by listing its directory), it
+    counts as a change to every name of every module of its package and to every
+    kit module there.
     """
     functions = {
         name
@@ -368,6 +372,15 @@ def compare(record: Tree, now: Tree) -> Changes:
     python_files = set(now.modules) | set(now.test_files)
     test_files = _differing(record.test_files, now.test_files)
     for data_file in data_files:
+        readers = _naming_file(data_file, index) if index is not None else _Readers()
+        for path, read in readers.names.items():
+            if path in now.modules:
+                names.setdefault(path, set()).update(read)
+            else:
+                test_files.add(path)
+        functions |= readers.functions
+        if readers:
+            continue
         below = f"{package_directory(data_file, python_files)}/"
         for path in python_files:
             if path.startswith(below) and path in now.modules:
@@ -381,6 +394,32 @@ def compare(record: Tree, now: Tree) -> Changes:
         data_files=frozenset(data_files),
         test_files=frozenset(test_files),
     )
+
+
+@dataclass(frozen=True)
+class _Readers:
+    """The code that names a data file: module-level names by file, and functions."""
+
+    names: Mapping[str, set[str]] = field(default_factory=dict)
+    functions: frozenset[str] = frozenset()
+
+    def __bool__(self) -> bool:
+        return bool(self.names) or bool(self.functions)
+
+
+def _naming_file(data_file: str, index: CodeIndex) -> _Readers:
+    base = Path(data_file).name
+
+    def names_it(unit: Unit) -> bool:
+        return any(text == base or text.endswith(f"/{base}") for text in unit.strings)
+
+    names: dict[str, set[str]] = defaultdict(set)
+    for path, units in index.names.items():
+        for name, unit in units.items():
+            if names_it(unit):
+                names[path].add(name)
+    functions = frozenset(name for name, unit in index.functions.items() if names_it(unit))
+    return _Readers(names=dict(names), functions=functions)
 
 
 def _hit(use: Use, changed: Mapping[str, set[str]]) -> bool:
@@ -570,7 +609,7 @@ def plan(
     record, when an affected test reaches its function now or an affected test
     file reached it in the record.
     """
-    changes = compare(record.tree, now)
+    changes = compare(record.tree, now, index)
     calls = Calls(calls.import_time | record.import_time, calls.callers)
     changed_names, functions = propagate(changes, index, calls)
     changed_files = {

@@ -18,6 +18,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeGuard
 
 __all__ = [
     "EVERY_NAME",
@@ -184,10 +185,12 @@ Use = tuple[str, str]
 
 @dataclass(frozen=True)
 class Unit:
-    """A piece of code: the names of other files it uses, and every identifier it mentions."""
+    """A piece of code: the names of other files it uses, every identifier it mentions,
+    and the strings it holds that could name a file (no whitespace: not prose)."""
 
     uses: frozenset[Use] = frozenset()
     words: frozenset[str] = frozenset()
+    strings: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -391,9 +394,12 @@ class _Resolver:
             }
         uses: set[Use] = set()
         words: set[str] = set()
+        strings: set[str] = set()
         paired: set[int] = set()
         for top in nodes:
             for node in _walk_without_annotations(top):
+                if isinstance(node, ast.Constant) and _names_a_file(node.value):
+                    strings.add(node.value)
                 if isinstance(node, ast.Name):
                     words.add(node.id)
                     for module, attribute in info.bindings.get(node.id, []):
@@ -421,7 +427,7 @@ class _Resolver:
                     name, _, attribute = node.value.partition(":")
                     first = attribute.partition(".")[0]
                     uses |= self.origins(name, first or MODULE_CODE)
-        return Unit(uses=frozenset(uses), words=frozenset(words))
+        return Unit(uses=frozenset(uses), words=frozenset(words), strings=frozenset(strings))
 
     def _chain(self, module: str, attribute: str | None, chain: list[str]) -> set[Use]:
         """The use of ``module.attribute.chain...``: a submodule as far as the chain names one."""
@@ -466,6 +472,11 @@ def _attributes(node: ast.Name, parents: Mapping[int, ast.AST]) -> list[str]:
         current = parent
         parent = parents.get(id(current))
     return chain
+
+
+def _names_a_file(value: object) -> TypeGuard[str]:
+    """Whether a constant could be a file's name: a string, not empty, no whitespace."""
+    return isinstance(value, str) and bool(value) and not any(c.isspace() for c in value)
 
 
 def _walk_without_annotations(node: ast.AST) -> Iterator[ast.AST]:

@@ -299,7 +299,7 @@ def test_a_module_level_name_that_differs_has_changed_and_every_name_of_a_new_mo
     assert gate.compare(old, new).names == {"src/p/a.py": {"Y", "Z"}, "src/p/b.py": {"*"}}
 
 
-def test_a_changed_data_file_changes_every_module_and_kit_file_of_its_package() -> None:
+def test_with_no_index_a_changed_data_file_changes_its_whole_package_and_kit() -> None:
     modules = {
         "src/w/__init__.py": {},
         "src/w/pg/__init__.py": {},
@@ -315,6 +315,65 @@ def test_a_changed_data_file_changes_every_module_and_kit_file_of_its_package() 
     assert found.data_files == {"src/w/pg/sql/s.sql"}
     assert found.names == {"src/w/pg/__init__.py": {"*"}, "src/w/pg/store.py": {"*"}}
     assert found.test_files == {"src/w/pg/kit.py"}
+
+
+READ_BY_NAME = {
+    "src/w/__init__.py": "",
+    "src/w/pg/__init__.py": "",
+    "src/w/pg/sql.py": (
+        '"""Each module loads its file: load("s.sql")."""\n\ndef load(name):\n    return name\n'
+    ),
+    "src/w/pg/store.py": (
+        "from w.pg.sql import load\n\nSQL = load('s.sql')\nOTHER = 1\n\n"
+        "def run():\n    return SQL\n\ndef rest():\n    return OTHER\n"
+    ),
+    "src/w/pg/tokens.py": "from w.pg.sql import load\n\nSQL = load('t.sql')\n",
+    "src/w/lite/items.py": (
+        "from w.pg.sql import load\n\ndef item():\n    return load('pg/sql/s.sql')\n"
+    ),
+    "tests/test_s.py": "from w.pg.sql import load\n\nS = load('s.sql')\n",
+    "tests/test_t.py": "from w.pg.sql import load\n\nT = load('t.sql')\n",
+}
+
+
+def _data_file_changed(path: str) -> tuple[object, object]:
+    modules = {name: {"X": "1"} for name in READ_BY_NAME if name.startswith("src/")}
+    test_files = {name: "t" for name in READ_BY_NAME if not name.startswith("src/")}
+    return (
+        tree(modules=modules, test_files=test_files, data_files={path: "1"}),
+        tree(modules=modules, test_files=test_files, data_files={path: "2"}),
+    )
+
+
+def test_a_changed_data_file_changes_the_code_that_names_it_and_nothing_else(
+    tmp_path: Path,
+) -> None:
+    index = index_of(tmp_path, READ_BY_NAME)
+    old, new = _data_file_changed("src/w/pg/sql/s.sql")
+
+    found = gate.compare(old, new, index)
+    names, functions = gate.propagate(found, index)
+
+    # By its name or a path ending in it; a docstring that mentions it is not code.
+    assert found.names == {"src/w/pg/store.py": {"SQL"}}
+    assert found.functions == {"w.lite.items.x_item"}
+    assert found.test_files == {"tests/test_s.py"}
+    assert functions == {"w.lite.items.x_item", "w.pg.store.x_run"}
+    assert "src/w/pg/tokens.py" not in names
+
+
+def test_a_changed_data_file_no_code_names_changes_its_whole_package(tmp_path: Path) -> None:
+    index = index_of(tmp_path, READ_BY_NAME)
+    old, new = _data_file_changed("src/w/pg/sql/0001_listed.sql")
+
+    found = gate.compare(old, new, index)
+
+    assert found.names == {
+        "src/w/pg/__init__.py": {"*"},
+        "src/w/pg/sql.py": {"*"},
+        "src/w/pg/store.py": {"*"},
+        "src/w/pg/tokens.py": {"*"},
+    }
 
 
 def test_a_test_file_that_differs_is_new_or_is_gone_has_changed() -> None:
