@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import json
 from dataclasses import replace
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 
 import pytest
 
+from work_items import T0, running_item
 from workqueue.adapters.memory import (
     InMemoryState,
     InMemoryWorkMonitor,
@@ -28,7 +29,6 @@ LEASE = timedelta(seconds=60)
 # tests need a fixed one; tests of the production kinds derive them from WorkKind).
 KINDS = ["token_cleanup", "work_item_retention"]
 DATABASE = "postgresql://wq:***@db/queue"
-T0 = datetime(2026, 1, 1, tzinfo=UTC)
 
 
 class Queue:
@@ -315,23 +315,13 @@ async def test_a_queued_item_keeps_no_heartbeat_age_from_an_earlier_attempt() ->
 
 
 def failure(error: str | None) -> WorkItem:
-    return WorkItem(
+    return running_item(
         id=9,
         kind="token_cleanup",
-        payload={},
         status=WorkStatus.FAILED,
-        attempt=1,
-        stalls=0,
-        dedup_key=None,
-        enqueued_at=T0,
-        priority=0,
-        run_at=T0,
-        started_at=T0,
-        heartbeat_at=T0,
         lease_expires_at=None,
         finished_at=T0,
         worker_id="w",
-        progress=None,
         error=error,
     )
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from types import SimpleNamespace
 
 import httpx
@@ -15,7 +15,8 @@ from pydantic import SecretStr
 from web_world import KINDS, WebWorld
 from worker_world import PRODUCTION_KINDS, WorkerWorld
 
-from workqueue.domain import StoreUnavailableError, TokenCleanup, WorkItem, WorkStatus
+from work_items import T0, running_item
+from workqueue.domain import StoreUnavailableError, TokenCleanup, WorkStatus
 from workqueue.entrypoints.exit_status import ExitStatus, exit_status_for
 from workqueue.entrypoints.web.container import build_web_container
 from workqueue.entrypoints.web.documents import heartbeat_age, lease_left
@@ -476,26 +477,8 @@ async def test_a_page_asks_for_one_item_more_than_it_shows() -> None:
 
 
 def test_only_a_running_item_has_a_lease_left() -> None:
-    now = datetime(2026, 1, 1, tzinfo=UTC)
-    running = WorkItem(
-        id=1,
-        kind="k",
-        payload={},
-        status=WorkStatus.RUNNING,
-        attempt=1,
-        stalls=0,
-        dedup_key=None,
-        enqueued_at=now,
-        priority=0,
-        run_at=now,
-        started_at=now,
-        heartbeat_at=now,
-        lease_expires_at=now + timedelta(seconds=30),
-        finished_at=None,
-        worker_id="w",
-        progress=None,
-        error=None,
-    )
+    now = T0
+    running = running_item(lease_expires_at=now + timedelta(seconds=30))
     failed = dataclasses.replace(running, status=WorkStatus.FAILED, finished_at=now)
 
     assert lease_left(running, now) == 30

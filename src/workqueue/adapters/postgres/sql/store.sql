@@ -213,9 +213,9 @@ LEFT JOIN claimed ON true;
 -- (it takes it for a tenth of the queued items), so that plan looked dearer than
 -- one made for each call, and the statement was planned again on every call, at
 -- more than its run's cost (bench/README.md). Written in, each batch size is
--- planned once a connection. $5 ids, $6 attempts, $7 progress as JSON text (NULL for none), all as text
--- (see heartbeat_many): the leases to end as succeeded first, in the same
--- statement and commit. The claim statement above for many leases at once: each
+-- planned once a connection. $5 ids, $6 attempts, $7 progress as JSON text (NULL
+-- for none), all as text (see heartbeat_many): the leases to end as succeeded
+-- first, in the same statement and commit. The claim statement above for many leases at once: each
 -- fenced on its own, then the next claimable items claimed whether or not the
 -- fences held. One row per claimed item (in no order: the caller sorts them by
 -- id), or one row of nulls when nothing was claimable; each row carries the ids
