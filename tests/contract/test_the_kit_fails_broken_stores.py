@@ -244,8 +244,15 @@ def run_check(module: str, tmp_path: Path, *arguments: str, env: dict[str, str])
         text=True,
         timeout=900,
     )
-    assert result.returncode == 1, result.stdout[-3000:] + result.stderr[-3000:]
+    assert result.returncode == 1, _what_went_wrong(result.stdout) + result.stderr[-3000:]
     return Outcomes(junit, result.stdout)
+
+
+def _what_went_wrong(output: str) -> str:
+    """The end of the check's output, or the whole of an internal error of pytest's
+    (its first lines name the test whose report could not be made)."""
+    internal = output.find("INTERNALERROR>")
+    return output[internal : internal + 30_000] if internal >= 0 else output[-3000:]
 
 
 @pytest.fixture(scope="module")
