@@ -17,7 +17,9 @@ from pydantic import JsonValue
 
 from workqueue.domain import (
     CancelOutcome,
+    CapSource,
     HeartbeatAnswer,
+    KindCap,
     KindPause,
     Lease,
     RecoveryResult,
@@ -74,6 +76,16 @@ class MeteredWorkStore(WorkStore):
     async def resume_kind(self, kind: str) -> bool:
         self.calls["resume_kind"] += 1
         return await self.inner.resume_kind(kind)
+
+    async def cap_kind(
+        self, kind: str, max_running: int | None, *, source: CapSource = CapSource.OPERATOR
+    ) -> KindCap | None:
+        self.calls["cap_kind"] += 1
+        return await self.inner.cap_kind(kind, max_running, source=source)
+
+    async def caps(self) -> list[KindCap]:
+        self.calls["caps"] += 1
+        return await self.inner.caps()
 
     async def recover_expired(self, *, max_stalls: int) -> RecoveryResult:
         self.calls["recover_expired"] += 1

@@ -155,3 +155,23 @@ async def test_a_resume_wakes_a_waiter_for_the_kind_and_a_resume_of_nothing_does
 
     await store.resume_kind(ContractKind.ALPHA)
     await asyncio.wait_for(waiter, timeout=1)
+
+
+@pytest.mark.parametrize("max_running", [2, None], ids=["a new cap", "a cleared cap"])
+async def test_a_changed_cap_wakes_a_waiter_for_the_kind_and_an_unchanged_one_does_not(
+    max_running: int | None,
+) -> None:
+    state = InMemoryState()
+    store, notifications = InMemoryWorkStore(state, FakeClock()), InMemoryWorkNotifications(state)
+    await store.cap_kind(ContractKind.ALPHA.value, 1)
+    await store.cap_kind(ContractKind.BETA.value, 1)
+    waiter = asyncio.create_task(notifications.wait_for_work([ContractKind.ALPHA]))
+    await asyncio.sleep(0)
+
+    await store.cap_kind(ContractKind.ALPHA.value, 1)
+    await store.cap_kind(ContractKind.BETA.value, max_running)
+    await asyncio.sleep(0)
+    assert not waiter.done()
+
+    await store.cap_kind(ContractKind.ALPHA.value, max_running)
+    await asyncio.wait_for(waiter, timeout=1)

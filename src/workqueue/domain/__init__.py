@@ -12,6 +12,7 @@ from workqueue.domain.cancel import (
     cancel_reason_text,
     checked_cancel_reason,
 )
+from workqueue.domain.caps import MAX_CAP, CapSource, KindCap, cap_stays, checked_cap
 from workqueue.domain.claim_order import claim_order, is_claimable, next_claimable, next_run_at
 from workqueue.domain.clock import Clock
 from workqueue.domain.cron import CRON_ALIASES, CronCalendar, time_zone
@@ -20,6 +21,7 @@ from workqueue.domain.errors import (
     EnqueueFailedError,
     InsideTransactionError,
     InvalidCancelReasonError,
+    InvalidCapError,
     InvalidDedupKeyError,
     InvalidPauseError,
     InvalidPayloadError,
@@ -95,6 +97,7 @@ __all__ = [
     "LARGEST_ITEM_ID",
     "LIVE_STATUSES",
     "MAX_CANCEL_REASON_LENGTH",
+    "MAX_CAP",
     "MAX_DEDUP_KEY_LENGTH",
     "MAX_PAUSE_REASON_LENGTH",
     "MAX_PRIORITY",
@@ -107,6 +110,7 @@ __all__ = [
     "UNSUCCESSFUL_STATUSES",
     "Backoff",
     "CancelOutcome",
+    "CapSource",
     "Clock",
     "CronCalendar",
     "EnqueueFailedError",
@@ -117,6 +121,7 @@ __all__ = [
     "HeartbeatAnswer",
     "InsideTransactionError",
     "InvalidCancelReasonError",
+    "InvalidCapError",
     "InvalidDedupKeyError",
     "InvalidPauseError",
     "InvalidPayloadError",
@@ -124,6 +129,7 @@ __all__ = [
     "InvalidPriorityError",
     "InvalidRunAtError",
     "InvalidScheduleError",
+    "KindCap",
     "KindPause",
     "KindPolicy",
     "KindRegistryError",
@@ -162,12 +168,14 @@ __all__ = [
     "WorkStatus",
     "WorkStore",
     "cancel_reason_text",
+    "cap_stays",
     "check_aware",
     "check_dedup_key",
     "check_delay",
     "check_priority",
     "check_when",
     "checked_cancel_reason",
+    "checked_cap",
     "checked_pause",
     "checked_payload_json",
     "claim_order",

@@ -30,6 +30,7 @@ __all__ = [
     "EnqueueFailedError",
     "InsideTransactionError",
     "InvalidCancelReasonError",
+    "InvalidCapError",
     "InvalidDedupKeyError",
     "InvalidPauseError",
     "InvalidPayloadError",
@@ -97,6 +98,12 @@ class InvalidScheduleError(WorkQueueError, ValueError):
 class InvalidCancelReasonError(WorkQueueError, ValueError):
     """A cancel reason no store can hold (a NUL character, a lone surrogate) or longer
     than :data:`~workqueue.domain.MAX_CANCEL_REASON_LENGTH` (``domain/cancel.py``)."""
+
+
+class InvalidCapError(WorkQueueError, ValueError):
+    """A cap no store can hold: a blank kind or one with a NUL character or a lone
+    surrogate, or a count that is not a whole number from 1 to
+    :data:`~workqueue.domain.MAX_CAP` (``domain/caps.py``)."""
 
 
 class InvalidPauseError(WorkQueueError, ValueError):

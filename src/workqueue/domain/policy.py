@@ -10,6 +10,8 @@ executor holds it with the claim (``Claim.policy``) wherever an item's run is
 decided: the verdict, the outcome write, the heartbeat. A handler that declares
 none has the default, which is what part one of DESIGN.md fixes for every kind:
 a failure fails the item (no retry), nothing caps or pauses the kind (ADR 0029).
+A policy may cap the kind (``max_running``, ADR 0035): the store holds the cap,
+which every worker obeys, those that do not know the kind's policy too.
 
 Retries (ADR 0031): a handler failure with attempts left puts the item back to
 queued, to run again once the backoff's delay has passed; the last failure
@@ -24,6 +26,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Final
 
+from workqueue.domain.caps import MAX_CAP
 from workqueue.domain.errors import InvalidPolicyError
 
 __all__ = [
@@ -114,12 +117,17 @@ class KindPolicy:
         fails (1, the default: no retry).
     :param backoff: the delays between those attempts.
     :param max_snoozes: how many times an item may snooze; one more fails it.
+    :param max_running: at most this many of the kind's items run at once across
+        every worker (a fleet-wide cap, docs/adr/0035), or None (the default) for no
+        cap. A worker writes it to the store as it starts, unless an operator set
+        the kind's cap (``workqueue cap``).
     :raises InvalidPolicyError: if a field is out of its range.
     """
 
     max_attempts: int = 1
     backoff: Backoff = field(default=DEFAULT_BACKOFF)
     max_snoozes: int = DEFAULT_MAX_SNOOZES
+    max_running: int | None = None
 
     def __post_init__(self) -> None:
         _count("max_attempts", self.max_attempts, least=1)
@@ -128,6 +136,12 @@ class KindPolicy:
                 f"backoff must be a Backoff, not {type(self.backoff).__name__}"
             )
         _count("max_snoozes", self.max_snoozes, least=0)
+        if self.max_running is not None:
+            _count("max_running", self.max_running, least=1)
+            if self.max_running > MAX_CAP:
+                raise InvalidPolicyError(
+                    f"max_running must be at most {MAX_CAP}, not {self.max_running}"
+                )
 
     def retry_at(self, failures: int, now: datetime, draw: float) -> datetime | None:
         """When an item that has failed ``failures`` times (this one included) runs

@@ -11,6 +11,7 @@ from typing import TypeAlias
 from pydantic import JsonValue
 
 from workqueue.domain.cancel import CancelOutcome, HeartbeatAnswer
+from workqueue.domain.caps import CapSource, KindCap
 from workqueue.domain.items import Lease, WorkItem
 from workqueue.domain.pauses import KindPause
 from workqueue.domain.progress import ProgressSnapshot
@@ -237,6 +238,30 @@ class WorkStore(ABC):
 
         :returns: whether ``kind`` was paused.
         """
+        ...
+
+    @abstractmethod
+    async def cap_kind(
+        self, kind: str, max_running: int | None, *, source: CapSource = CapSource.OPERATOR
+    ) -> KindCap | None:
+        """Cap ``kind`` at ``max_running`` items running at once across every worker, or
+        clear its cap (None): docs/adr/0035, :mod:`workqueue.domain.caps`.
+
+        A claim of a capped kind takes one of its free slots with the item, and the
+        slot is free again as the run ends, however it ends; items over the cap stay
+        queued in claim order. Setting a cap counts the kind's running items against
+        it (the oldest first). A cap from a policy (``source`` POLICY) never changes
+        an operator's; setting the cap in force again changes nothing.
+
+        :returns: the cap in force afterwards, or None when the kind has none.
+        :raises InvalidCapError: if ``kind`` is blank or cannot be stored, or
+            ``max_running`` is out of range (:func:`~workqueue.domain.checked_cap`).
+        """
+        ...
+
+    @abstractmethod
+    async def caps(self) -> list[KindCap]:
+        """The caps in force, by kind, each with how many of its slots are held now."""
         ...
 
     @abstractmethod

@@ -20,8 +20,10 @@ from workqueue.adapters.testing import FakeClock
 from workqueue.adapters.testing.contract import AlphaJob, BetaJob
 from workqueue.domain import (
     CancelOutcome,
+    CapSource,
     EnqueueRequest,
     HeartbeatAnswer,
+    KindCap,
     KindPause,
     Lease,
     RecoveryResult,
@@ -509,6 +511,12 @@ class Recording(WorkStore):
     async def resume_kind(self, *args: Any, **kwargs: Any) -> Any:
         return self._answer("resume_kind", *args, **kwargs)
 
+    async def cap_kind(self, *args: Any, **kwargs: Any) -> Any:
+        return self._answer("cap_kind", *args, **kwargs)
+
+    async def caps(self, *args: Any, **kwargs: Any) -> Any:
+        return self._answer("caps", *args, **kwargs)
+
     async def recover_expired(self, *args: Any, **kwargs: Any) -> Any:
         return self._answer("recover_expired", *args, **kwargs)
 
@@ -536,6 +544,8 @@ ANSWERS: dict[str, object] = {
     "cancel": CancelOutcome.REQUESTED,
     "pause_kind": KindPause("k", datetime(2026, 1, 3, tzinfo=UTC), "partner down"),
     "resume_kind": True,
+    "cap_kind": KindCap("k", 3, CapSource.OPERATOR, datetime(2026, 1, 4, tzinfo=UTC), 1),
+    "caps": [KindCap("k", 3, CapSource.POLICY, datetime(2026, 1, 5, tzinfo=UTC), 2)],
     "recover_expired": RecoveryResult(),
     "purge_finished": 7,
     "get": None,
@@ -573,6 +583,8 @@ async def test_every_call_is_passed_on_as_made_and_answered_as_the_store_answere
         ("cancel", store.cancel(7, reason="operator")),
         ("pause_kind", store.pause_kind("k", reason="partner down")),
         ("resume_kind", store.resume_kind("k")),
+        ("cap_kind", store.cap_kind("k", 3, source=CapSource.POLICY)),
+        ("caps", store.caps()),
         ("recover_expired", store.recover_expired(max_stalls=3)),
         ("purge_finished", store.purge_finished(finished_before=cutoff, limit=9)),
         ("get", store.get(42)),
@@ -613,6 +625,8 @@ async def test_every_call_is_passed_on_as_made_and_answered_as_the_store_answere
         ("cancel", (7,), {"reason": "operator"}),
         ("pause_kind", ("k",), {"reason": "partner down"}),
         ("resume_kind", ("k",), {}),
+        ("cap_kind", ("k", 3), {"source": CapSource.POLICY}),
+        ("caps", (), {}),
         ("recover_expired", (), {"max_stalls": 3}),
         ("purge_finished", (), {"finished_before": cutoff, "limit": 9}),
         ("get", (42,), {}),

@@ -14,9 +14,9 @@ from copy import deepcopy
 from dataclasses import dataclass, replace
 from datetime import datetime
 
-from workqueue.domain import KindPause, StoreUnavailableError, WorkItem
+from workqueue.domain import CapSource, KindPause, StoreUnavailableError, WorkItem
 
-__all__ = ["InMemoryState", "StoredRefreshToken"]
+__all__ = ["InMemoryState", "StoredCap", "StoredRefreshToken"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,6 +29,15 @@ class StoredRefreshToken:
     created_at: datetime
     expires_at: datetime
     revoked_at: datetime | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class StoredCap:
+    """One capped kind's cap: how many may run, who set it and when."""
+
+    max_running: int
+    source: CapSource
+    set_at: datetime
 
 
 def _detached(item: WorkItem) -> WorkItem:
@@ -48,6 +57,9 @@ class InMemoryState:
     - ``fires``: ``work_schedules``: the newest fire time each cron kind had its turn
       at, by kind.
     - ``pauses``: ``work_kind_pauses``: the paused kinds, by kind.
+    - ``caps``: the capped kinds, by kind (docs/adr/0035), and ``slots``:
+      ``work_kind_slots``: each capped kind's slots, in slot order, each the id of
+      the running item that holds it or None when free.
     - ``unavailable``: while True, every adapter call on this state raises
       :class:`~workqueue.domain.StoreUnavailableError` before touching anything, as if the
       database were down. Tests of the callers' retry paths set it.
@@ -58,6 +70,8 @@ class InMemoryState:
         self.refresh_tokens: dict[int, StoredRefreshToken] = {}
         self.fires: dict[str, datetime] = {}
         self.pauses: dict[str, KindPause] = {}
+        self.caps: dict[str, StoredCap] = {}
+        self.slots: dict[str, list[int | None]] = {}
         self.unavailable = False
         self._item_ids = itertools.count(1)
         self._token_ids = itertools.count(1)

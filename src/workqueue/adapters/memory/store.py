@@ -41,6 +41,9 @@ leaves open, made here and checked by the contract kit
 - **Pauses** (docs/adr/0034) live in the state beside the items: a claim leaves
   out the paused kinds; a resume announces the kind as an enqueue does, so that
   idle workers of it wake.
+- **Caps** (docs/adr/0035) are slots in the state: a claim leaves out the capped
+  kinds with no free slot, and takes the first free slot with its item; every
+  end of a run (``_end``) frees the slot its item held.
 - **Due-ness** looks at the newest ``finished_at`` of the kind's finished items
   (any final status): due when ``now - newest >= interval``.
 - **Purge** deletes the oldest ``finished_at`` first (ties by id) among items
@@ -56,13 +59,15 @@ from datetime import datetime, timedelta
 
 from pydantic import JsonValue
 
-from workqueue.adapters.memory.state import InMemoryState
+from workqueue.adapters.memory.state import InMemoryState, StoredCap
 from workqueue.domain import (
     FINISHED_STATUSES,
     RETURNING_ENDINGS,
     CancelOutcome,
+    CapSource,
     Clock,
     HeartbeatAnswer,
+    KindCap,
     KindPause,
     Lease,
     ProgressSnapshot,
@@ -72,7 +77,9 @@ from workqueue.domain import (
     WorkItem,
     WorkStatus,
     WorkStore,
+    cap_stays,
     checked_cancel_reason,
+    checked_cap,
     checked_pause,
     kind_name,
     next_claimable,
@@ -110,10 +117,14 @@ class InMemoryWorkStore(WorkStore):
         """
         self._state.check_available()
         wanted = {kind_name(kind) for kind in kinds} - self._state.pauses.keys()
+        wanted -= {kind for kind, slots in self._state.slots.items() if None not in slots}
         now = self._clock.now()
         item = next_claimable(self._state.items.values(), wanted, now)
         if item is None:
             return None
+        slots = self._state.slots.get(item.kind)
+        if slots is not None:
+            slots[slots.index(None)] = item.id
         return self._state.write(
             replace(
                 item,
@@ -217,6 +228,47 @@ class InMemoryWorkStore(WorkStore):
             return False
         self._state.announce_enqueued(kind)
         return True
+
+    async def cap_kind(
+        self, kind: str, max_running: int | None, *, source: CapSource = CapSource.OPERATOR
+    ) -> KindCap | None:
+        """Set or clear the cap of ``kind``; the cap in force afterwards.
+
+        :raises InvalidCapError: if ``kind`` cannot be stored or ``max_running`` is
+            out of range.
+        :raises StoreUnavailableError: if the state is marked unavailable.
+        """
+        checked_cap(kind, max_running)
+        self._state.check_available()
+        current = self._cap(kind) if kind in self._state.caps else None
+        if cap_stays(current, max_running, source):
+            return current
+        if max_running is None:
+            del self._state.caps[kind], self._state.slots[kind]
+            self._state.announce_enqueued(kind)
+            return None
+        running = sorted(
+            item.id
+            for item in self._state.items.values()
+            if item.kind == kind and item.status is WorkStatus.RUNNING
+        )[:max_running]
+        self._state.caps[kind] = StoredCap(max_running, source, self._clock.now())
+        self._state.slots[kind] = [*running, *[None] * (max_running - len(running))]
+        self._state.announce_enqueued(kind)
+        return self._cap(kind)
+
+    async def caps(self) -> list[KindCap]:
+        """The caps in force, by kind.
+
+        :raises StoreUnavailableError: if the state is marked unavailable.
+        """
+        self._state.check_available()
+        return [self._cap(kind) for kind in sorted(self._state.caps)]
+
+    def _cap(self, kind: str) -> KindCap:
+        cap = self._state.caps[kind]
+        held = sum(holder is not None for holder in self._state.slots[kind])
+        return KindCap(kind, cap.max_running, cap.source, cap.set_at, held)
 
     async def recover_expired(self, *, max_stalls: int) -> RecoveryResult:
         """Return every running item whose lease expired (``lease_expires_at < now``).
@@ -338,6 +390,9 @@ class InMemoryWorkStore(WorkStore):
         retry is appended to the item's failures; a snooze is counted.
         """
         ending = outcome.ending
+        slots = self._state.slots.get(item.kind, [])
+        if item.id in slots:
+            slots[slots.index(item.id)] = None
         failure = outcome.failure(item.attempt, self._clock.now())
         failures = item.failures if failure is None else (*item.failures, failure)
         item = replace(

@@ -12,7 +12,9 @@ from pydantic import JsonValue
 from workqueue.adapters.prometheus.worker_metrics import WorkerMetrics
 from workqueue.domain import (
     CancelOutcome,
+    CapSource,
     HeartbeatAnswer,
+    KindCap,
     KindPause,
     Lease,
     LeaseProgress,
@@ -150,6 +152,14 @@ class CountingWorkStore(WorkStore):
 
     async def resume_kind(self, kind: str) -> bool:
         return await self._store.resume_kind(kind)
+
+    async def cap_kind(
+        self, kind: str, max_running: int | None, *, source: CapSource = CapSource.OPERATOR
+    ) -> KindCap | None:
+        return await self._store.cap_kind(kind, max_running, source=source)
+
+    async def caps(self) -> list[KindCap]:
+        return await self._store.caps()
 
     async def recover_expired(self, *, max_stalls: int) -> RecoveryResult:
         result = await self._store.recover_expired(max_stalls=max_stalls)
