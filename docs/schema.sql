@@ -2,7 +2,7 @@
 -- Generated from the catalog by workqueue.adapters.postgres.schema; do not edit by hand:
 --   python -m workqueue.adapters.postgres.schema --database-url URL --write docs/schema.sql
 -- tests/integration/test_schema_doc.py fails when this file is stale.
--- Migrations applied: 0001_work_items, 0002_refresh_tokens, 0003_claim_in_fifo_order, 0004_monitoring_indexes, 0005_cancelled_items, 0006_delays_and_priorities, 0007_retries_snoozes_and_results, 0008_cron_schedules, 0009_kind_pauses, 0010_trace_context.
+-- Migrations applied: 0001_work_items, 0002_refresh_tokens, 0003_claim_in_fifo_order, 0004_monitoring_indexes, 0005_cancelled_items, 0006_delays_and_priorities, 0007_retries_snoozes_and_results, 0008_cron_schedules, 0009_kind_pauses, 0010_trace_context, 0011_kind_caps.
 
 CREATE TABLE refresh_tokens (
     id bigint NOT NULL GENERATED ALWAYS AS IDENTITY,
@@ -50,6 +50,7 @@ CREATE TABLE work_items (
     snoozes integer NOT NULL DEFAULT 0,
     result jsonb,
     trace_context jsonb,
+    slot integer,
     CONSTRAINT work_items_attempt_check CHECK ((attempt >= 0)),
     CONSTRAINT work_items_failures_array CHECK ((jsonb_typeof(failures) = 'array'::text)),
     CONSTRAINT work_items_pkey PRIMARY KEY (id),
@@ -82,8 +83,11 @@ COMMENT ON COLUMN work_items.failures IS 'Every failure of the handler, in order
 COMMENT ON COLUMN work_items.snoozes IS 'How many times the handler asked to run again later (bounded by the kind''s max_snoozes).';
 COMMENT ON COLUMN work_items.result IS 'What the handler returned when it succeeded (JSON), or null.';
 COMMENT ON COLUMN work_items.trace_context IS 'The trace context of the enqueue (W3C traceparent, tracestate), or null (docs/adr/0038).';
+COMMENT ON COLUMN work_items.slot IS 'The slot of work_kind_slots a running item of a capped kind holds; null for others (docs/adr/0035).';
 CREATE INDEX work_items_claim ON public.work_items USING btree (priority DESC, id) WHERE ((status = 'queued'::text) AND (NOT delayed));
 COMMENT ON INDEX work_items_claim IS 'Claim: the queued items not waiting for their run_at, in claim order (priority DESC, id), for any set of kinds.';
+CREATE INDEX work_items_claim_by_kind ON public.work_items USING btree (kind, priority DESC, id) WHERE ((status = 'queued'::text) AND (delayed IS NOT TRUE));
+COMMENT ON INDEX work_items_claim_by_kind IS 'Claims while a served kind is capped: one kind''s queued items not waiting for their run_at, in claim order.';
 CREATE INDEX work_items_delayed ON public.work_items USING btree (kind, run_at) WHERE ((status = 'queued'::text) AND delayed);
 COMMENT ON INDEX work_items_delayed IS 'Queued items waiting for their run_at, by kind: when the next of some kinds becomes due.';
 CREATE INDEX work_items_due ON public.work_items USING btree (run_at) WHERE ((status = 'queued'::text) AND delayed);
@@ -105,6 +109,17 @@ COMMENT ON INDEX work_items_stalled IS 'Metrics: the stalls counted on items see
 CREATE INDEX work_items_unsuccessful ON public.work_items USING btree (finished_at, id) WHERE (status <> ALL (ARRAY['queued'::text, 'running'::text, 'succeeded'::text]));
 COMMENT ON INDEX work_items_unsuccessful IS 'Admin view and metrics: the latest items that ended without success, and how many did since a moment.';
 CREATE STATISTICS public.work_items_status_and_kind (mcv) ON kind, status FROM work_items;
+CREATE OR REPLACE FUNCTION public.work_items_free_slot()
+ RETURNS trigger
+ LANGUAGE plpgsql
+AS $function$
+BEGIN
+    UPDATE work_kind_slots SET item_id = NULL
+    WHERE kind = NEW.kind AND slot = NEW.slot AND item_id = NEW.id;
+    RETURN NULL;
+END
+$function$;
+CREATE TRIGGER work_items_free_slot AFTER UPDATE OF status ON public.work_items FOR EACH ROW WHEN (((old.status = 'running'::text) AND (new.status <> 'running'::text) AND (new.slot IS NOT NULL))) EXECUTE FUNCTION work_items_free_slot();
 CREATE OR REPLACE FUNCTION public.work_items_run_at_from_enqueued_at()
  RETURNS trigger
  LANGUAGE plpgsql
@@ -116,13 +131,26 @@ END
 $function$;
 CREATE TRIGGER work_items_run_at_defaults_to_enqueued_at BEFORE INSERT ON public.work_items FOR EACH ROW WHEN ((new.run_at IS NULL)) EXECUTE FUNCTION work_items_run_at_from_enqueued_at();
 
-CREATE TABLE work_kind_pauses (
+CREATE TABLE work_kind_controls (
     kind text NOT NULL,
-    paused_at timestamp with time zone NOT NULL,
+    paused_at timestamp with time zone,
     reason text,
-    CONSTRAINT work_kind_pauses_pkey PRIMARY KEY (kind)
+    max_running integer,
+    cap_source text,
+    cap_set_at timestamp with time zone,
+    CONSTRAINT work_kind_controls_cap CHECK ((((max_running IS NULL) AND (cap_source IS NULL) AND (cap_set_at IS NULL)) OR ((max_running >= 1) AND (cap_source = ANY (ARRAY['policy'::text, 'operator'::text])) AND (cap_set_at IS NOT NULL)))),
+    CONSTRAINT work_kind_controls_pause CHECK (((paused_at IS NOT NULL) OR (reason IS NULL))),
+    CONSTRAINT work_kind_controls_pkey PRIMARY KEY (kind)
 );
-COMMENT ON TABLE work_kind_pauses IS 'The kinds no worker claims until they are resumed: since when and why (docs/adr/0034).';
+COMMENT ON TABLE work_kind_controls IS 'What is said of a kind: paused (since when, why) and capped (at most max_running running, set by whom and when); docs/adr/0034, 0035.';
+
+CREATE TABLE work_kind_slots (
+    kind text NOT NULL,
+    slot integer NOT NULL,
+    item_id bigint,
+    CONSTRAINT work_kind_slots_pkey PRIMARY KEY (kind, slot)
+) WITH (fillfactor=50, autovacuum_vacuum_scale_factor=0, autovacuum_vacuum_threshold=1000);
+COMMENT ON TABLE work_kind_slots IS 'A capped kind''s slots: item_id is the running item holding it, null when free (docs/adr/0035).';
 
 CREATE TABLE work_schedules (
     kind text NOT NULL,

@@ -182,11 +182,16 @@ def crowded_database_url(
 
 
 async def explain(
-    url: str, statement: str, *arguments: Any, queued_kind: str = ContractKind.ALPHA.value
+    url: str,
+    statement: str,
+    *arguments: Any,
+    queued_kind: str = ContractKind.ALPHA.value,
+    capped: str | None = None,
 ) -> dict[str, Any]:
     """The executed plan of ``statement``, run inside a transaction that is rolled back.
 
-    One queued item of ``queued_kind`` is inserted first, so a claim finds something.
+    One queued item of ``queued_kind`` is inserted first, so a claim finds something;
+    and the kind ``capped``, if any, is capped at 2, with one queued item too.
     """
     connection = await asyncpg.connect(url)
     try:
@@ -199,6 +204,22 @@ async def explain(
                 queued_kind,
                 FakeClock().now(),
             )
+            if capped is not None:
+                await connection.execute(
+                    "INSERT INTO work_items (kind, payload, status, enqueued_at) "
+                    "VALUES ($1, '{}', 'queued', $2)",
+                    capped,
+                    FakeClock().now(),
+                )
+                await connection.execute(
+                    "INSERT INTO work_kind_controls (kind, max_running, cap_source, cap_set_at) "
+                    "VALUES ($1, 2, 'operator', $2)",
+                    capped,
+                    FakeClock().now(),
+                )
+                await connection.execute(
+                    "INSERT INTO work_kind_slots (kind, slot) VALUES ($1, 1), ($1, 2)", capped
+                )
             text = await connection.fetchval(
                 f"EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) {statement}", *arguments
             )
@@ -225,8 +246,8 @@ def scans(plan: dict[str, Any]) -> list[tuple[str, str | None]]:
 
 
 def work_items_scans(plan: dict[str, Any]) -> list[tuple[str, str | None]]:
-    """The scans of ``plan`` but those of ``work_kind_pauses``: the paused kinds, a handful
-    of rows that every claim reads whole (docs/adr/0034)."""
+    """The scans of ``plan`` but those of ``work_kind_controls`` and ``work_kind_slots``: the
+    paused and capped kinds and their slots, a handful of rows (docs/adr/0034, 0035)."""
     return [
         (node["Node Type"], node.get("Index Name"))
         for node in nodes(plan)
@@ -262,8 +283,35 @@ async def test_a_claim_reads_the_claim_index_and_few_pages_beside_a_million_fini
     assert ("Index Scan", "work_items_claim") in scans(plan)
     assert ("Index Scan", "work_items_due") in scans(plan)
     assert not any(node_type == "Seq Scan" for node_type, _ in work_items_scans(plan))
-    assert relations_read(plan) == {"work_items", "work_kind_pauses"}
+    assert relations_read(plan) == {"work_items", "work_kind_controls"}
     # The table has tens of thousands of pages; a claim touches a handful.
+    assert pages_touched(plan) < 100
+
+
+async def test_a_claim_beside_a_capped_kind_probes_each_kind_s_claim_index_and_few_pages(
+    crowded_database_url: str,
+) -> None:
+    # Beta capped at 2: the claim takes a free slot of it, and probes alpha's and
+    # beta's queued items each on their own, past the million waiting and finished.
+    now = FakeClock().now()
+    plan = await explain(
+        crowded_database_url,
+        STORE_SQL["complete_and_claim_capped"].replace("$8", "4"),
+        [ContractKind.ALPHA.value, ContractKind.BETA.value, ContractKind.GAMMA.value],
+        "worker",
+        now,
+        now + LEASE,
+        [],
+        [],
+        [],
+        capped=ContractKind.BETA.value,
+    )
+
+    claim_scans = set(work_items_scans(plan))
+    assert ("Index Scan", "work_items_claim_by_kind") in claim_scans
+    assert ("Index Scan", "work_items_due") in claim_scans
+    assert not any(node_type == "Seq Scan" for node_type, _ in claim_scans)
+    assert relations_read(plan) == {"work_items", "work_kind_controls", "work_kind_slots"}
     assert pages_touched(plan) < 100
 
 
@@ -278,7 +326,7 @@ async def test_next_run_at_reads_one_index_probe_per_kind_beside_a_million_waiti
     )
 
     assert set(work_items_scans(plan)) == {("Index Only Scan", "work_items_delayed")}
-    assert relations_read(plan) == {"work_items", "work_kind_pauses"}
+    assert relations_read(plan) == {"work_items", "work_kind_controls"}
     assert pages_touched(plan) < 100
 
 

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from datetime import timedelta
 
 import asyncpg
+import pytest
 
 from workqueue.adapters.postgres import (
     PostgresWorkQueue,
@@ -80,12 +81,16 @@ async def run_every_way_an_item_ends(
         assert len(leases) == 2
 
 
+@pytest.mark.parametrize("cap", [None, 1_000], ids=["uncapped", "under a cap that never binds"])
 async def test_every_statement_of_an_items_run_keeps_one_plan_after_its_first_calls(
-    database_url: str,
+    database_url: str, cap: int | None
 ) -> None:
     pool = await create_pool(database_url, min_size=1, max_size=1)
     try:
         clock = FakeClock()
+        if cap is not None:
+            # Its claims are then complete_and_claim_capped's (docs/adr/0035).
+            await PostgresWorkStore(pool, clock).cap_kind(ContractKind.ALPHA.value, cap)
         # A backlog, as the server's statistics see it: what a plan kept for every
         # call must not look dearer than one made for a call's values.
         await PostgresWorkQueue(pool, clock).enqueue_many(
@@ -103,6 +108,8 @@ async def test_every_statement_of_an_items_run_keeps_one_plan_after_its_first_ca
     }
     # The enqueue, the claim, the heartbeat of many, the finish, the completion of many.
     assert len(called_often) >= 5, sorted(map(first_line, called_often))
+    # Under a cap, the claims and completions were the capped statement's.
+    assert any("work_kind_slots" in statement for statement in called_often) is (cap is not None)
     planned_every_call = {
         first_line(statement): custom
         for statement, (custom, _) in called_often.items()

@@ -9,9 +9,15 @@ from typing import Any
 import asyncpg
 
 from workqueue.adapters.postgres.columns import ITEM_COLUMNS
-from workqueue.domain import Failure, KindPause, WorkItem, WorkStatus
+from workqueue.domain import CapSource, Failure, KindCap, KindPause, WorkItem, WorkStatus
 
-__all__ = ["failures_of", "work_item_from_row"]
+__all__ = [
+    "failures_of",
+    "kind_cap_from_caps_row",
+    "kind_cap_from_row",
+    "kind_pause_from_row",
+    "work_item_from_row",
+]
 
 # WorkStatus(value) goes through the enum's lookup machinery at every row; a dict
 # answers the same in a fraction of the time.
@@ -51,3 +57,22 @@ def _status(value: str) -> WorkStatus:
 def kind_pause_from_row(row: asyncpg.Record) -> KindPause:
     """A :class:`~workqueue.domain.KindPause` from a row of ``work_kind_pauses``."""
     return KindPause(kind=row["kind"], paused_at=row["paused_at"], reason=row["reason"])
+
+
+def kind_cap_from_row(kind: str, row: asyncpg.Record) -> KindCap | None:
+    """The cap of ``kind`` from its row of ``work_kind_controls`` (held slots not
+    counted: ``running`` 0), or None when the row holds no cap."""
+    if row["max_running"] is None:
+        return None
+    return KindCap(kind, row["max_running"], CapSource(row["cap_source"]), row["cap_set_at"], 0)
+
+
+def kind_cap_from_caps_row(row: asyncpg.Record) -> KindCap:
+    """A :class:`~workqueue.domain.KindCap` from a row of the ``caps`` statement."""
+    return KindCap(
+        row["kind"],
+        row["max_running"],
+        CapSource(row["cap_source"]),
+        row["cap_set_at"],
+        row["running"],
+    )

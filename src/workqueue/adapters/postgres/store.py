@@ -26,20 +26,28 @@ from datetime import datetime, timedelta
 from typing import TypeVar
 
 import asyncpg
+from asyncpg.pool import PoolConnectionProxy
 from pydantic import JsonValue
 
 from workqueue.adapters.postgres.channel import CHANNEL
 from workqueue.adapters.postgres.held import HeldConnection
 from workqueue.adapters.postgres.pool import lease_columns
-from workqueue.adapters.postgres.rows import kind_pause_from_row, work_item_from_row
+from workqueue.adapters.postgres.rows import (
+    kind_cap_from_caps_row,
+    kind_cap_from_row,
+    kind_pause_from_row,
+    work_item_from_row,
+)
 from workqueue.adapters.postgres.sql import load_statements
 from workqueue.adapters.postgres.unavailable import connection_loss_as_unavailable
 from workqueue.domain import (
     LARGEST_ITEM_ID,
     RETURNING_ENDINGS,
     CancelOutcome,
+    CapSource,
     Clock,
     HeartbeatAnswer,
+    KindCap,
     KindPause,
     Lease,
     LeaseProgress,
@@ -51,7 +59,9 @@ from workqueue.domain import (
     WorkItem,
     WorkStatus,
     WorkStore,
+    cap_stays,
     checked_cancel_reason,
+    checked_cap,
     checked_pause,
     claim_order,
     kind_name,
@@ -63,9 +73,10 @@ _SQL = load_statements("store.sql")
 # A run that ends for good, and one whose item returns to queued (store.sql, finish).
 _FINISH = _SQL["finish"]
 _FINISH_TO_QUEUED = _SQL["finish_to_queued"]
-# complete_and_claim_many with each count of leases written in for $8, made at its
-# first use (a str.replace of the 5 kB text took 9 µs a call): see _complete_and_claim.
-_COMPLETE_AND_CLAIM: dict[int, str] = {}
+# complete_and_claim_many and complete_and_claim_capped with each count of leases
+# written in for $8, made at its first use (a str.replace of the 5 kB text took 9
+# µs a call): see _complete_and_claim.
+_COMPLETE_AND_CLAIM: dict[tuple[str, int], str] = {}
 _DEDUP_INDEX = "work_items_queued_dedup_key"
 # A statement is run again after a race it cannot avoid: a release or recovery
 # after an enqueue committed a twin under it, a claim after PostgreSQL ended it to
@@ -132,15 +143,20 @@ class PostgresWorkStore(WorkStore):  # pragma: no mutate block
         self._connection = HeldConnection(pool)
         self._clock = clock
         self._siblings: list[PostgresWorkStore] = []
+        # Whether the last claim found a kind it serves capped: its claims then run
+        # complete_and_claim_capped until one finds none (docs/adr/0035). The first
+        # claim runs it too, so that a capped kind is never passed over out of claim
+        # order for not being known yet.
+        self._capped = True
 
     @staticmethod
-    def _complete_and_claim(count: int) -> str:
-        """complete_and_claim_many for ``count`` leases: the count written in for $8, a
+    def _complete_and_claim(name: str, count: int) -> str:
+        """The statement ``name`` for ``count`` leases: the count written in for $8, a
         statement per count, each planned once a connection (store.sql; docs/adr/0039)."""
-        statement = _COMPLETE_AND_CLAIM.get(count)
+        statement = _COMPLETE_AND_CLAIM.get((name, count))
         if statement is None:
-            statement = _SQL["complete_and_claim_many"].replace("$8", str(count))
-            _COMPLETE_AND_CLAIM[count] = statement
+            statement = _SQL[name].replace("$8", str(count))
+            _COMPLETE_AND_CLAIM[name, count] = statement
         return statement
 
     def sibling(self) -> PostgresWorkStore:
@@ -296,24 +312,10 @@ class PostgresWorkStore(WorkStore):  # pragma: no mutate block
         if not completions:
             return []
         ids, attempts, progress = lease_columns(completions)
-        statement = self._complete_and_claim(len(completions))
-        now = self._clock.now()
-        rows = await _rerun_on_deadlock(
-            lambda: self._connection.fetch(
-                statement,
-                [kind_name(kind) for kind in kinds],
-                worker_id,
-                now,
-                now + lease_duration,
-                ids,
-                attempts,
-                progress,
-            )
+        names = [kind_name(kind) for kind in kinds]
+        held, items = await self._claims(
+            names, worker_id, lease_duration, ids, attempts, progress, len(completions)
         )
-        held = {int(item_id) for item_id in rows[0]["completed"]}
-        if rows[0]["undelay"]:
-            await self._undelay(now)
-        items = [work_item_from_row(row) for row in rows if row["id"] is not None]
         claimed: list[WorkItem | None] = [*sorted(items, key=claim_order)]
         claimed += [None] * (len(completions) - len(claimed))
         return [
@@ -331,6 +333,12 @@ class PostgresWorkStore(WorkStore):  # pragma: no mutate block
         progress: JsonValue | ProgressSnapshot,
     ) -> tuple[bool, WorkItem | None]:
         """Run the claim statement: complete the lease given, if any, and claim."""
+        if self._capped:
+            lease = [] if item_id is None else [(Lease(item_id, attempt or 0), progress)]
+            held, items = await self._claims(
+                names, worker_id, lease_duration, *lease_columns(lease), 1
+            )
+            return item_id in held, items[0] if items else None
         now = self._clock.now()
         row = await _rerun_on_deadlock(
             lambda: self._connection.fetchrow(
@@ -347,8 +355,84 @@ class PostgresWorkStore(WorkStore):  # pragma: no mutate block
         assert row is not None  # the statement always returns its one row
         if row["undelay"]:
             await self._undelay(now)
+        self._capped = bool(row["capped"])
+        if row["id"] is None and self._capped:
+            _, items = await self._claims(names, worker_id, lease_duration, [], [], [], 1)
+            return bool(row["completed"]), items[0] if items else None
         claimed = None if row["id"] is None else work_item_from_row(row)
         return bool(row["completed"]), claimed
+
+    async def _claims(
+        self,
+        names: list[str],
+        worker_id: str,
+        lease_duration: timedelta,
+        ids: list[str],
+        attempts: list[str],
+        progress: list[str | None],
+        count: int,
+    ) -> tuple[set[int], list[WorkItem]]:
+        """Complete the leases given and claim at most ``count`` items: the ids of the
+        leases that were held, and the items claimed, in no order.
+
+        The plain statement (complete_and_claim_many) while no kind of ``names`` is
+        capped; should it say one is and it claimed fewer than ``count``, the capped
+        one (complete_and_claim_capped) claims the rest, and claims after it too,
+        until it finds no kind of theirs capped (docs/adr/0035).
+        """
+        name = "complete_and_claim_capped" if self._capped else "complete_and_claim_many"
+        now = self._clock.now()
+        rows = await self._run_claims(
+            name, names, worker_id, now, lease_duration, ids, attempts, progress, count
+        )
+        held = {int(item_id) for item_id in rows[0]["completed"]}
+        items = [work_item_from_row(row) for row in rows if row["id"] is not None]
+        capped = bool(rows[0]["capped"])
+        if capped and not self._capped and len(items) < count:
+            rows = await self._run_claims(
+                "complete_and_claim_capped",
+                names,
+                worker_id,
+                now,
+                lease_duration,
+                [],
+                [],
+                [],
+                count - len(items),
+            )
+            items += [work_item_from_row(row) for row in rows if row["id"] is not None]
+        self._capped = capped
+        return held, items
+
+    async def _run_claims(
+        self,
+        name: str,
+        names: list[str],
+        worker_id: str,
+        now: datetime,
+        lease_duration: timedelta,
+        ids: list[str],
+        attempts: list[str],
+        progress: list[str | None],
+        count: int,
+    ) -> list[asyncpg.Record]:
+        """Run the claim statement ``name`` for ``count`` (and ``undelay`` if it says so)."""
+        statement = self._complete_and_claim(name, count)
+        rows = await _rerun_on_deadlock(
+            lambda: self._connection.fetch(
+                statement,
+                names,
+                worker_id,
+                now,
+                now + lease_duration,
+                ids,
+                attempts,
+                progress,
+            )
+        )
+        if rows[0]["undelay"]:
+            await self._undelay(now)
+        return rows
 
     async def _undelay(self, now: datetime) -> None:
         """Move the due items a claim left waiting into the claim index (``undelay``).
@@ -400,6 +484,77 @@ class PostgresWorkStore(WorkStore):  # pragma: no mutate block
         with connection_loss_as_unavailable():
             resumed = await self._connection.fetchval(_SQL["resume_kind"], kind, CHANNEL)
         return bool(resumed)
+
+    async def cap_kind(
+        self, kind: str, max_running: int | None, *, source: CapSource = CapSource.OPERATOR
+    ) -> KindCap | None:
+        """Set or clear the cap of ``kind`` (work_kind_controls, work_kind_slots); the cap
+        in force afterwards.
+
+        One transaction: the kind's row locked, its cap written, its slots made anew
+        with its running items in the first of them; idle workers of the kind are
+        woken, as their claims may have room now.
+
+        :raises InvalidCapError: if ``kind`` cannot be stored or ``max_running`` is
+            out of range.
+        :raises StoreUnavailableError: if the database cannot be reached.
+        """
+        checked_cap(kind, max_running)
+        with connection_loss_as_unavailable():
+            current = await self._cap_in_force(self._connection, kind)
+        if cap_stays(current, max_running, source):
+            # Read only: a worker whose policy's cap is in force starts without the
+            # grants that writing a cap needs (README, "A least-privilege role").
+            return current
+
+        async def cap_once() -> KindCap | None:
+            async with self._pool.acquire() as connection, connection.transaction():
+                return await self._write_cap(connection, kind, max_running, source)
+
+        # A claim that hands on a slot of the kind while the slots are made anew can
+        # deadlock with it (each waits for a row the other holds): run it again.
+        return await _rerun_on_deadlock(cap_once)
+
+    async def _write_cap(
+        self,
+        connection: PoolConnectionProxy,
+        kind: str,
+        max_running: int | None,
+        source: CapSource,
+    ) -> KindCap | None:
+        """cap_kind's transaction on ``connection``: the cap in force afterwards."""
+        row = await connection.fetchrow(_SQL["lock_controls"], kind)
+        current = None if row is None else kind_cap_from_row(kind, row)
+        if not cap_stays(current, max_running, source):
+            await connection.execute(
+                _SQL["set_cap"],
+                kind,
+                max_running,
+                None if max_running is None else source.value,
+                None if max_running is None else self._clock.now(),
+            )
+            await connection.execute(_SQL["drop_slots"], kind)
+            if max_running is not None:
+                await connection.execute(_SQL["make_slots"], kind, max_running)
+            await connection.execute(_SQL["wake_kind"], kind, CHANNEL)
+        await connection.execute(_SQL["drop_empty_controls"], kind)
+        return await self._cap_in_force(connection, kind)
+
+    @staticmethod
+    async def _cap_in_force(
+        connection: PoolConnectionProxy | HeldConnection, kind: str
+    ) -> KindCap | None:
+        rows = await connection.fetch(_SQL["caps"])
+        return next((cap for cap in map(kind_cap_from_caps_row, rows) if cap.kind == kind), None)
+
+    async def caps(self) -> list[KindCap]:
+        """The caps in force, by kind, each with how many of its slots are held.
+
+        :raises StoreUnavailableError: if the database cannot be reached.
+        """
+        with connection_loss_as_unavailable():
+            rows = await self._connection.fetch(_SQL["caps"])
+        return [kind_cap_from_caps_row(row) for row in rows]
 
     async def recover_expired(self, *, max_stalls: int) -> RecoveryResult:
         """Return every running item whose lease expired (``lease_expires_at < now``).

@@ -4,11 +4,23 @@
 -- What several statements share is a fragment, written once ({{name}}, see sql.py).
 
 -- fragment: served_kinds
--- The kinds $1 this worker serves, less those paused (work_kind_pauses,
--- docs/adr/0034): what a claim may take. An array computed once a statement, from
--- a table of a handful of rows; a pause committed before the statement began
--- holds for it.
-ARRAY(SELECT unnest($1::text[]) EXCEPT SELECT kind FROM work_kind_pauses)
+-- The kinds $1 this worker serves, less those paused or capped (a row of
+-- work_kind_controls, docs/adr/0034, 0035): what a plain claim may take; a claim
+-- of a capped kind is complete_and_claim_capped's. An array computed once a
+-- statement, from a table of a handful of rows; a pause or cap committed before
+-- the statement began holds for it.
+ARRAY(SELECT unnest($1::text[]) EXCEPT SELECT kind FROM work_kind_controls)
+
+-- fragment: unpaused_kinds
+-- The kinds $1 this worker serves, less those paused (docs/adr/0034).
+ARRAY(SELECT unnest($1::text[])
+      EXCEPT SELECT kind FROM work_kind_controls WHERE paused_at IS NOT NULL)
+
+-- fragment: capped_kinds
+-- The kinds $1 this worker serves that are capped and not paused (docs/adr/0035).
+SELECT kind
+FROM work_kind_controls
+WHERE kind = ANY ($1::text[]) AND paused_at IS NULL AND max_running IS NOT NULL
 
 -- fragment: ready_items
 -- The claim order (domain/claim_order.py) over the queued items of the kinds
@@ -74,7 +86,12 @@ candidate AS (
 -- the statement cannot send one back, as the claims' completions), run_at when a
 -- retried or snoozed item runs again (null: unchanged) and result a success's
 -- result. Each lease is fenced on its own; a lease no longer held changes nothing
--- and has no row in `finished` (id, status, twin_id, ending).
+-- and has no row in `finished` (id, status, twin_id, ending, kind, slot).
+--   slot: the slot of a capped kind (docs/adr/0035) the item holds, as `ended` read
+--   it, when the statement frees or hands on that slot itself (only
+--   complete_and_claim_capped does; null in every other): the row's slot is then
+--   cleared. A slot the row still names when its run ends is freed by the trigger
+--   work_items_free_slot, at the end of the statement.
 --   succeeded: that status, its result. failed: that status and error.
 --   cancelled: cancelled with the recorded request's reason, else the given one.
 --   released, retried, snoozed: back to queued, lease and worker cleared, at the
@@ -123,10 +140,11 @@ finished AS (
                                 'attempt', w.attempt, 'at', e.ended_at, 'error', e.error))
                         ELSE w.failures
                    END,
-        result = CASE WHEN e.ending = 'succeeded' THEN e.result ELSE w.result END
+        result = CASE WHEN e.ending = 'succeeded' THEN e.result ELSE w.result END,
+        slot = CASE WHEN w.slot = e.slot THEN NULL ELSE w.slot END
     FROM ended AS e
     WHERE w.id = e.id AND w.attempt = e.attempt AND w.status = 'running'
-    RETURNING w.id, w.status, e.twin_id, e.ending
+    RETURNING w.id, w.status, e.twin_id, e.ending, w.kind, e.slot
 )
 
 -- name: finish
@@ -142,7 +160,8 @@ WITH ended AS (
     SELECT $1::bigint AS id, $2::integer AS attempt, $4::text AS ending,
            $5::jsonb AS progress, $6::text AS error, NULL::integer AS stalls,
            $3::timestamptz AS ended_at, NULL::bigint AS twin_id,
-           $7::timestamptz AS run_at, $8::jsonb AS result
+           $7::timestamptz AS run_at, $8::jsonb AS result,
+           NULL::integer AS slot
 ),
 {{end_runs}}
 SELECT status, twin_id FROM finished;
@@ -156,7 +175,8 @@ WITH ended AS (
     SELECT r.id, r.attempt, $4::text AS ending, $5::jsonb AS progress, $6::text AS error,
            NULL::integer AS stalls, $3::timestamptz AS ended_at,
            {{queued_twin}} AS twin_id,
-           $7::timestamptz AS run_at, $8::jsonb AS result
+           $7::timestamptz AS run_at, $8::jsonb AS result,
+           NULL::integer AS slot
     FROM work_items AS r
     WHERE r.id = $1::bigint AND r.attempt = $2::integer
 ),
@@ -176,7 +196,8 @@ WITH ended AS (
     SELECT $5::bigint AS id, $6::integer AS attempt, 'succeeded'::text AS ending,
            $7::jsonb AS progress, NULL::text AS error, NULL::integer AS stalls,
            $3::timestamptz AS ended_at, NULL::bigint AS twin_id,
-           NULL::timestamptz AS run_at, NULL::jsonb AS result
+           NULL::timestamptz AS run_at, NULL::jsonb AS result,
+           NULL::integer AS slot
 ),
 {{end_runs}},
 ready AS MATERIALIZED (
@@ -196,12 +217,14 @@ claimed AS (
         started_at = $3,
         heartbeat_at = $3,
         worker_id = $2,
-        lease_expires_at = $4
+        lease_expires_at = $4,
+        slot = NULL
     WHERE id = (SELECT id FROM next)
     RETURNING {{item_columns}}
 )
 SELECT EXISTS (SELECT FROM finished) AS completed,
        EXISTS (SELECT FROM due WHERE id NOT IN (SELECT id FROM next)) AS undelay,
+       EXISTS ({{capped_kinds}}) AS capped,
        claimed.*
 FROM (VALUES (1)) AS one
 LEFT JOIN claimed ON true;
@@ -224,7 +247,8 @@ WITH ended AS (
     SELECT lease.id::bigint AS id, lease.attempt::integer AS attempt,
            'succeeded'::text AS ending, lease.progress::jsonb AS progress,
            NULL::text AS error, NULL::integer AS stalls, $3::timestamptz AS ended_at,
-           NULL::bigint AS twin_id, NULL::timestamptz AS run_at, NULL::jsonb AS result
+           NULL::bigint AS twin_id, NULL::timestamptz AS run_at, NULL::jsonb AS result,
+           NULL::integer AS slot
     FROM unnest($5::text[], $6::text[], $7::text[]) AS lease(id, attempt, progress)
 ),
 {{end_runs}},
@@ -245,13 +269,158 @@ claimed AS (
         started_at = $3,
         heartbeat_at = $3,
         worker_id = $2,
-        lease_expires_at = $4
+        lease_expires_at = $4,
+        slot = NULL
     FROM next
     WHERE item.id = next.id
     RETURNING {{item_columns:item}}
 )
 SELECT ARRAY(SELECT id::text FROM finished) AS completed,
        EXISTS (SELECT FROM due WHERE id NOT IN (SELECT id FROM next)) AS undelay,
+       EXISTS ({{capped_kinds}}) AS capped,
+       claimed.*
+FROM (VALUES (1)) AS one
+LEFT JOIN claimed ON true;
+
+-- name: complete_and_claim_capped
+-- complete_and_claim_many while some kind of $1 is capped (docs/adr/0035), with the
+-- same parameters and row, and $8 written in the same way; plus `capped`, whether
+-- a kind of $1 is still capped (the store goes back to the plain statements when
+-- none is). The store runs it only then: its slots and its probes per kind cost
+-- a claim more than the plain statement's one scan (bench/README.md).
+--   handed: the slots of the leases this statement completes (`ended` reads each
+--   one's slot; end_runs clears it on the row, so the trigger leaves it to this
+--   statement). open: the slots this claim may fill, per capped kind: those handed
+--   on, and free ones locked FOR UPDATE SKIP LOCKED (claimers pass over each
+--   other's, as over each other's items), no more than $8 with those handed on.
+--   kinds: the kinds served and not paused, a capped one only with an open slot,
+--   with how many it may take (room; null for an uncapped kind).
+--   ready: per kind, its first queued items in claim order, at most its room: one
+--   probe of work_items_claim_by_kind a kind (`delayed IS NOT TRUE` names that
+--   index's predicate: see migration 0011), so no kind's backlog lies in the way of
+--   another's. With the due
+--   items (claimable's `due`) of those kinds, the first $8 in claim order, at most
+--   its room of a capped kind, are `next`.
+--   taken: each item of a capped kind in `next` writes its id into one of its kind's
+--   open slots, those handed on first; a slot handed on that no item takes (or of a
+--   kind no longer capped, or paused) is freed. Each only if the slot is still as
+--   `open` saw it (free, or held by the completed lease): rechecked on the newest
+--   version should anything have changed it meanwhile (a cap changed). claimed:
+--   the items of `next`, those of a capped kind only with a slot taken, each
+--   recording its slot.
+WITH ended AS (
+    SELECT lease.id::bigint AS id, lease.attempt::integer AS attempt,
+           'succeeded'::text AS ending, lease.progress::jsonb AS progress,
+           NULL::text AS error, NULL::integer AS stalls, $3::timestamptz AS ended_at,
+           NULL::bigint AS twin_id, NULL::timestamptz AS run_at, NULL::jsonb AS result,
+           held.slot
+    FROM unnest($5::text[], $6::text[], $7::text[]) AS lease(id, attempt, progress)
+    LEFT JOIN work_items AS held
+        ON held.id = lease.id::bigint AND held.attempt = lease.attempt::integer
+       AND held.status = 'running'
+),
+{{end_runs}},
+capped AS MATERIALIZED (
+    {{capped_kinds}}
+),
+handed AS MATERIALIZED (
+    SELECT kind, slot, id AS holder
+    FROM finished
+    WHERE slot IS NOT NULL
+),
+open AS MATERIALIZED (
+    SELECT c.kind, s.slot, NULL::bigint AS holder
+    FROM capped AS c
+    CROSS JOIN LATERAL (
+        SELECT slot
+        FROM work_kind_slots
+        WHERE kind = c.kind AND item_id IS NULL
+        LIMIT greatest(0, $8 - (SELECT count(*) FROM handed AS h WHERE h.kind = c.kind))
+        FOR UPDATE SKIP LOCKED
+    ) AS s
+    UNION ALL
+    SELECT h.kind, h.slot, h.holder
+    FROM handed AS h
+    WHERE h.kind IN (SELECT kind FROM capped)
+),
+kinds AS MATERIALIZED (
+    SELECT k.kind, r.room
+    FROM unnest({{unpaused_kinds}}) AS k (kind)
+    LEFT JOIN (SELECT kind, count(*) AS room FROM open GROUP BY kind) AS r ON r.kind = k.kind
+    WHERE r.room IS NOT NULL OR k.kind NOT IN (SELECT kind FROM capped)
+),
+ready AS MATERIALIZED (
+    SELECT w.id, w.priority, w.kind
+    FROM kinds AS k
+    CROSS JOIN LATERAL (
+        SELECT id, priority, kind
+        FROM work_items
+        WHERE status = 'queued' AND delayed IS NOT TRUE AND kind = k.kind
+        ORDER BY priority DESC, id
+        LIMIT least(k.room, $8)
+        FOR UPDATE SKIP LOCKED
+    ) AS w
+),
+due AS MATERIALIZED (
+    SELECT id, priority, kind
+    FROM work_items
+    WHERE status = 'queued' AND delayed AND run_at <= $3::timestamptz
+    ORDER BY run_at
+    LIMIT 1000
+    FOR UPDATE SKIP LOCKED
+),
+candidate AS (
+    SELECT c.id, c.priority, c.kind, k.room,
+           row_number() OVER (PARTITION BY c.kind ORDER BY c.priority DESC, c.id) AS place
+    FROM (SELECT id, priority, kind FROM ready
+          UNION ALL
+          SELECT id, priority, kind FROM due) AS c
+    JOIN kinds AS k ON k.kind = c.kind
+),
+next AS MATERIALIZED (
+    SELECT id, kind, room IS NOT NULL AS capped,
+           row_number() OVER (PARTITION BY kind ORDER BY priority DESC, id) AS place
+    FROM (SELECT id, kind, priority, room
+          FROM candidate
+          WHERE room IS NULL OR place <= room
+          ORDER BY priority DESC, id
+          LIMIT $8) AS first
+),
+taken AS (
+    UPDATE work_kind_slots AS s
+    SET item_id = p.id
+    FROM (SELECT n.id, o.kind, o.slot, o.holder
+          FROM (SELECT kind, slot, holder,
+                       row_number() OVER (PARTITION BY kind ORDER BY holder NULLS LAST, slot)
+                           AS place
+                FROM open) AS o
+          LEFT JOIN next AS n ON n.capped AND n.kind = o.kind AND n.place = o.place
+          WHERE n.id IS NOT NULL OR o.holder IS NOT NULL
+          UNION ALL
+          SELECT NULL, h.kind, h.slot, h.holder
+          FROM handed AS h
+          WHERE h.kind NOT IN (SELECT kind FROM capped)) AS p
+    WHERE s.kind = p.kind AND s.slot = p.slot AND s.item_id IS NOT DISTINCT FROM p.holder
+    RETURNING s.item_id, s.slot
+),
+claimed AS (
+    UPDATE work_items AS item
+    SET status = 'running',
+        delayed = false,
+        attempt = item.attempt + 1,
+        started_at = $3,
+        heartbeat_at = $3,
+        worker_id = $2,
+        lease_expires_at = $4,
+        slot = t.slot
+    FROM next
+    LEFT JOIN taken AS t ON t.item_id = next.id
+    WHERE item.id = next.id AND (NOT next.capped OR t.item_id IS NOT NULL)
+    RETURNING {{item_columns:item}}
+)
+SELECT ARRAY(SELECT id::text FROM finished) AS completed,
+       EXISTS (SELECT FROM due WHERE id NOT IN (SELECT id FROM next)) AS undelay,
+       EXISTS (SELECT FROM capped) AS capped,
        claimed.*
 FROM (VALUES (1)) AS one
 LEFT JOIN claimed ON true;
@@ -277,7 +446,7 @@ WHERE id IN (SELECT id
 -- kinds that wait for it, or null (WorkStore.next_run_at); paused kinds are left
 -- out. One probe of work_items_delayed per kind.
 SELECT min(w.run_at) AS run_at
-FROM unnest({{served_kinds}}) AS k (kind)
+FROM unnest({{unpaused_kinds}}) AS k (kind)
 CROSS JOIN LATERAL (
     SELECT run_at
     FROM work_items
@@ -338,20 +507,100 @@ LEFT JOIN work_items AS w ON w.id = $1;
 -- name: pause_kind
 -- $1 kind, $2 now, $3 reason or null: pauses the kind unless it is paused. One
 -- row: the pause in force, this one or the earlier one. The update of a kind
--- paused already leaves its row as it was, and returns it even when that pause
--- was committed after this statement began (DO NOTHING would return nothing).
-INSERT INTO work_kind_pauses AS p (kind, paused_at, reason)
+-- paused already leaves its pause as it was, and returns it even when that pause
+-- was committed after this statement began (DO NOTHING would return nothing); a
+-- capped kind's row gains the pause.
+INSERT INTO work_kind_controls AS c (kind, paused_at, reason)
 VALUES ($1, $2, $3)
-ON CONFLICT (kind) DO UPDATE SET kind = p.kind
+ON CONFLICT (kind) DO UPDATE
+SET paused_at = coalesce(c.paused_at, excluded.paused_at),
+    reason = CASE WHEN c.paused_at IS NULL THEN excluded.reason ELSE c.reason END
 RETURNING kind, paused_at, reason;
 
 -- name: resume_kind
 -- $1 kind, $2 the channel enqueues notify: ends the kind's pause and, in the same
--- commit, wakes its idle workers as an enqueue does. One row: whether it was paused.
-WITH resumed AS (
-    DELETE FROM work_kind_pauses WHERE kind = $1 RETURNING kind
+-- commit, wakes its idle workers as an enqueue does. One row: whether it was
+-- paused. The row of a kind not capped goes; a capped kind's keeps its cap.
+WITH dropped AS (
+    DELETE FROM work_kind_controls
+    WHERE kind = $1 AND paused_at IS NOT NULL AND max_running IS NULL
+    RETURNING kind
+),
+kept AS (
+    UPDATE work_kind_controls
+    SET paused_at = NULL, reason = NULL
+    WHERE kind = $1 AND paused_at IS NOT NULL AND max_running IS NOT NULL
+    RETURNING kind
 )
-SELECT count(pg_notify($2, kind)) > 0 AS resumed FROM resumed;
+SELECT count(pg_notify($2, kind)) > 0 AS resumed
+FROM (SELECT kind FROM dropped UNION ALL SELECT kind FROM kept) AS resumed;
+
+-- name: lock_controls
+-- $1 kind: the kind's row of work_kind_controls, made if it has none (with neither
+-- a pause nor a cap: the transaction deletes it again should it set none, see
+-- drop_empty_controls) and locked until the transaction ends, so that the changes
+-- of one kind's cap follow one another. One row: its cap, if any.
+WITH made AS (
+    INSERT INTO work_kind_controls (kind) VALUES ($1) ON CONFLICT (kind) DO NOTHING
+)
+SELECT max_running, cap_source, cap_set_at, NULL::integer AS running
+FROM work_kind_controls
+WHERE kind = $1
+FOR UPDATE;
+
+-- name: set_cap
+-- $1 kind, $2 max_running or null, $3 cap_source or null, $4 now or null: the
+-- kind's cap, on its locked row (lock_controls).
+UPDATE work_kind_controls
+SET max_running = $2, cap_source = $3, cap_set_at = $4
+WHERE kind = $1;
+
+-- name: drop_slots
+-- $1 kind: every slot of the kind, free or held. Waits for the claims that hold
+-- one locked; claims that come later pass over them until this commits.
+DELETE FROM work_kind_slots WHERE kind = $1;
+
+-- name: make_slots
+-- $1 kind, $2 max_running: the kind's slots, 1 to $2; its running items, the oldest
+-- first, hold the first of them (only those still running when their row is
+-- updated: one whose run ended meanwhile leaves its slot free).
+WITH running AS (
+    SELECT id, row_number() OVER (ORDER BY id) AS slot
+    FROM work_items
+    WHERE kind = $1 AND status = 'running'
+    ORDER BY id
+    LIMIT $2
+),
+held AS (
+    UPDATE work_items AS w
+    SET slot = r.slot
+    FROM running AS r
+    WHERE w.id = r.id AND w.status = 'running'
+    RETURNING w.id, w.slot
+)
+INSERT INTO work_kind_slots (kind, slot, item_id)
+SELECT $1, s.slot, held.id
+FROM generate_series(1, $2::integer) AS s (slot)
+LEFT JOIN held ON held.slot = s.slot;
+
+-- name: drop_empty_controls
+-- $1 kind: deletes the kind's row if it holds neither a pause nor a cap.
+DELETE FROM work_kind_controls
+WHERE kind = $1 AND paused_at IS NULL AND max_running IS NULL;
+
+-- name: wake_kind
+-- $1 kind, $2 the channel enqueues notify: wakes the kind's idle workers, as an
+-- enqueue does (a changed cap may give their claims room).
+SELECT pg_notify($2, $1);
+
+-- name: caps
+-- The caps in force, by kind, each with how many of its slots are held.
+SELECT c.kind, c.max_running, c.cap_source, c.cap_set_at,
+       (SELECT count(*) FROM work_kind_slots AS s
+        WHERE s.kind = c.kind AND s.item_id IS NOT NULL)::integer AS running
+FROM work_kind_controls AS c
+WHERE c.max_running IS NOT NULL
+ORDER BY c.kind;
 
 -- name: recover_expired
 -- $1 now, $2 max_stalls. One row per recovered item: its id, how its run ended
@@ -389,7 +638,8 @@ ended AS (
                                    OVER (PARTITION BY r.kind, r.dedup_key),
                                r.id))
            END AS twin_id,
-           NULL::timestamptz AS run_at, NULL::jsonb AS result
+           NULL::timestamptz AS run_at, NULL::jsonb AS result,
+           NULL::integer AS slot
     FROM expired AS r
 ),
 {{end_runs}}

@@ -165,7 +165,8 @@ class PostgresSubjects:
             raise RuntimeError("PostgresSubjects.database_url is not set: set it from a fixture")
         pool = await create_pool(self.database_url, min_size=1, max_size=2)
         await pool.execute(
-            "TRUNCATE work_items, refresh_tokens, work_schedules, work_kind_pauses RESTART IDENTITY"
+            "TRUNCATE work_items, refresh_tokens, work_schedules, work_kind_controls,"
+            " work_kind_slots RESTART IDENTITY"
         )
         clock = FakeClock()
         subject = StoreSubject(
