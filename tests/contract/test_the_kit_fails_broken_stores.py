@@ -106,9 +106,44 @@ IN_MEMORY: dict[str, set[str]] = {
         "test_a_completion_still_ends_its_run_but_claims_nothing_paused",
         "test_completions_of_many_leases_claim_nothing_paused",
         "test_a_resume_says_whether_the_kind_was_paused",
+        "test_a_paused_kind_is_claimed_by_no_one_whatever_its_free_slots",
     },
     "TestPauseReplacesThePause": {
         "test_pausing_a_paused_kind_keeps_the_pause_in_force",
+    },
+    "TestIgnoresTheCap": {
+        "test_a_kind_at_its_cap_is_passed_over_and_other_kinds_are_claimed_in_order",
+        "test_items_over_the_cap_stay_queued_and_run_later_in_claim_order",
+        "test_a_completion_beside_a_kind_at_its_cap_claims_another_kind",
+        "test_completions_of_many_leases_claim_no_more_than_the_free_slots",
+        "test_claimers_released_together_over_a_capped_backlog_claim_at_most_the_cap",
+        "test_workers_draining_a_capped_kind_never_run_more_than_the_cap_at_once",
+    },
+    "TestChecksTheCapBeforeClaiming": {
+        "test_claimers_released_together_over_a_capped_backlog_claim_at_most_the_cap",
+        "test_workers_draining_a_capped_kind_never_run_more_than_the_cap_at_once",
+    },
+    "TestRecoveryKeepsTheSlot": {
+        "test_lease_recovery_frees_the_slot_of_a_dead_workers_item",
+        "test_a_recovery_that_fails_an_item_at_the_stall_limit_frees_its_slot",
+        "test_a_recovery_that_cancels_a_requested_item_frees_its_slot",
+        "test_a_recovery_that_supersedes_an_item_by_its_queued_twin_frees_its_slot",
+    },
+    "TestFreesTheSlotOnlyOnSuccess": {
+        "test_every_end_of_a_run_frees_its_slot[cancelled]",
+        "test_every_end_of_a_run_frees_its_slot[failed]",
+        "test_every_end_of_a_run_frees_its_slot[released]",
+        "test_every_end_of_a_run_frees_its_slot[retried]",
+        "test_every_end_of_a_run_frees_its_slot[snoozed]",
+        "test_a_cancel_request_keeps_the_slot_until_the_holder_ends_the_run",
+    },
+    "TestCompletionFreesTheSlotTooLate": {
+        "test_a_completion_hands_its_slot_to_the_next_item_of_its_kind",
+        "test_completions_of_many_leases_hand_over_their_slots",
+    },
+    "TestPolicyCapReplacesTheOperators": {
+        "test_a_policy_never_changes_an_operators_cap",
+        "test_an_operator_setting_a_policys_count_takes_the_cap_over",
     },
     "TestCancelsRunningItemsAtOnce": {
         "test_a_running_item_keeps_running_with_the_request_recorded",
@@ -164,6 +199,9 @@ ON_POSTGRES: dict[str, set[str]] = {
         "test_claimers_released_together_each_get_a_different_item",
         "test_its_claim_passes_over_an_item_another_transaction_holds_locked",
         "test_workers_released_together_each_claim_a_different_next_item",
+    },
+    "TestTakesSlotsWithoutLockingThem": {
+        "test_claimers_released_together_over_a_capped_backlog_claim_at_most_the_cap",
     },
     "TestClaimsWaitingForLocks": {
         "test_a_claim_passes_over_an_item_another_transaction_holds_locked",

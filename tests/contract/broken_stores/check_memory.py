@@ -10,9 +10,11 @@ import pytest
 from stores import (
     CancelsInTwoSteps,
     CancelsRunningItemsAtOnce,
+    ChecksTheCapBeforeClaiming,
     ClaimsInTwoSteps,
     ClaimsPausedKinds,
     ClaimsWaitingItemsEarly,
+    CompletionFreesTheSlotTooLate,
     CompletionIgnoresTheStatus,
     CountsFinishedWithoutCancelled,
     CronCatchesUp,
@@ -25,15 +27,19 @@ from stores import (
     DueBySuccessesAlone,
     DueByTheNewestFinishAlone,
     EnqueueIfDueInTwoSteps,
+    FreesTheSlotOnlyOnSuccess,
     HeartbeatManyAnswersAsOne,
     HeartbeatManyFencedByTheBatch,
     HeartbeatManyLeasesFor60s,
     HeartbeatNeverAnswersCancel,
     IgnoresLeaseDuration,
     IgnoresPriority,
+    IgnoresTheCap,
     KeepsOnlyTheLastFailure,
     NextRunAtOfEveryKind,
     PauseReplacesThePause,
+    PolicyCapReplacesTheOperators,
+    RecoveryKeepsTheSlot,
     RecoveryRequeuesCancelRequested,
     ReleaseForgetsStalls,
     RetryLeavesTheItemRunning,
@@ -132,6 +138,36 @@ class TestClaimsPausedKinds(WorkQueueContractSuite, MemoryContractFixtures):
 class TestPauseReplacesThePause(WorkQueueContractSuite, MemoryContractFixtures):
     def make_store(self, state: InMemoryState, clock: FakeClock) -> WorkStore:
         return PauseReplacesThePause(state, clock)
+
+
+class TestIgnoresTheCap(WorkQueueContractSuite, MemoryContractFixtures):
+    def make_store(self, state: InMemoryState, clock: FakeClock) -> WorkStore:
+        return IgnoresTheCap(state, clock)
+
+
+class TestChecksTheCapBeforeClaiming(WorkQueueContractSuite, MemoryContractFixtures):
+    def make_store(self, state: InMemoryState, clock: FakeClock) -> WorkStore:
+        return ChecksTheCapBeforeClaiming(state, clock)
+
+
+class TestRecoveryKeepsTheSlot(WorkQueueContractSuite, MemoryContractFixtures):
+    def make_store(self, state: InMemoryState, clock: FakeClock) -> WorkStore:
+        return RecoveryKeepsTheSlot(state, clock)
+
+
+class TestFreesTheSlotOnlyOnSuccess(WorkQueueContractSuite, MemoryContractFixtures):
+    def make_store(self, state: InMemoryState, clock: FakeClock) -> WorkStore:
+        return FreesTheSlotOnlyOnSuccess(state, clock)
+
+
+class TestCompletionFreesTheSlotTooLate(WorkQueueContractSuite, MemoryContractFixtures):
+    def make_store(self, state: InMemoryState, clock: FakeClock) -> WorkStore:
+        return CompletionFreesTheSlotTooLate(state, clock)
+
+
+class TestPolicyCapReplacesTheOperators(WorkQueueContractSuite, MemoryContractFixtures):
+    def make_store(self, state: InMemoryState, clock: FakeClock) -> WorkStore:
+        return PolicyCapReplacesTheOperators(state, clock)
 
 
 class TestCancelsRunningItemsAtOnce(WorkQueueContractSuite, MemoryContractFixtures):

@@ -24,11 +24,13 @@ from stores import (
     NeverClaimsWaitingItems,
     NewestFirstIgnoresFilters,
     RetryLeftInTheClaimIndex,
+    TakesSlotsWithoutLockingThem,
 )
 
 from workqueue.adapters.testing import FakeClock
 from workqueue.adapters.testing.contract import (
     CancelContract,
+    CapContract,
     ClaimContract,
     CompleteAndClaimContract,
     CompleteAndClaimManyContract,
@@ -135,3 +137,8 @@ class TestCompletionIgnoresTheStatusOnPostgres(
 ):
     def make_store(self, pool: asyncpg.Pool, clock: FakeClock) -> WorkStore:
         return CompletionIgnoresTheStatusOnPostgres(pool, clock)
+
+
+class TestTakesSlotsWithoutLockingThem(CapContract, HangGuard, PostgresContractFixtures):
+    def make_store(self, pool: asyncpg.Pool, clock: FakeClock) -> WorkStore:
+        return TakesSlotsWithoutLockingThem(pool, clock)

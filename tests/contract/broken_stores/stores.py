@@ -27,9 +27,11 @@ from workqueue.adapters.postgres.rows import work_item_from_row
 from workqueue.adapters.postgres.store import _SQL
 from workqueue.domain import (
     CancelOutcome,
+    CapSource,
     EnqueueRequest,
     EnqueueResult,
     HeartbeatAnswer,
+    KindCap,
     KindPause,
     Lease,
     LeaseProgress,
@@ -117,6 +119,99 @@ class PauseReplacesThePause(InMemoryWorkStore):
     async def pause_kind(self, kind: str, *, reason: str | None = None) -> KindPause:
         self._state.pauses.pop(kind, None)
         return await super().pause_kind(kind, reason=reason)
+
+
+class IgnoresTheCap(InMemoryWorkStore):
+    """Claims as if no kind were capped: a cap is stored and listed, never obeyed."""
+
+    async def claim(
+        self, kinds: Collection[str], *, worker_id: str, lease_duration: timedelta
+    ) -> WorkItem | None:
+        slots = dict(self._state.slots)
+        self._state.slots.clear()
+        try:
+            return await super().claim(kinds, worker_id=worker_id, lease_duration=lease_duration)
+        finally:
+            self._state.slots.update(slots)
+
+
+class ChecksTheCapBeforeClaiming(InMemoryWorkStore):
+    """A claim reads which capped kinds have a free slot, awaits, then claims: claimers
+    that read together all take the last slot (a count read before the others' claims)."""
+
+    async def claim(
+        self, kinds: Collection[str], *, worker_id: str, lease_duration: timedelta
+    ) -> WorkItem | None:
+        full = {kind for kind, slots in self._state.slots.items() if None not in slots}
+        await asyncio.sleep(0)  # another claimer takes the last slot meanwhile
+        wanted = {kind_name(kind) for kind in kinds} - full
+        slots = dict(self._state.slots)
+        self._state.slots.clear()
+        try:
+            item = await super().claim(wanted, worker_id=worker_id, lease_duration=lease_duration)
+        finally:
+            self._state.slots.update(slots)
+        free = None if item is None else self._state.slots.get(item.kind)
+        if item is not None and free is not None and None in free:
+            free[free.index(None)] = item.id
+        return item
+
+
+class RecoveryKeepsTheSlot(InMemoryWorkStore):
+    """Lease recovery returns a dead worker's item but its slot stays held: the kind runs
+    one fewer at a time for every worker that died."""
+
+    async def recover_expired(self, *, max_stalls: int) -> RecoveryResult:
+        held = {kind: list(slots) for kind, slots in self._state.slots.items()}
+        result = await super().recover_expired(max_stalls=max_stalls)
+        for kind, slots in held.items():
+            self._state.slots[kind][:] = slots
+        return result
+
+
+class FreesTheSlotOnlyOnSuccess(InMemoryWorkStore):
+    """A run its holder ends other than by a success (a failure, a retry, a snooze, a
+    release, a cancel) keeps its slot: every failure shrinks the kind's cap for good."""
+
+    async def finish(self, lease: Lease, outcome: RunOutcome) -> bool:
+        item = self._held(lease)
+        slots = [] if item is None else self._state.slots.get(item.kind, [])
+        if item is None or outcome.ending is RunEnding.SUCCEEDED or item.id not in slots:
+            return await super().finish(lease, outcome)
+        slot = slots.index(item.id)
+        finished = await super().finish(lease, outcome)
+        slots[slot] = item.id
+        return finished
+
+
+class CompletionFreesTheSlotTooLate(InMemoryWorkStore):
+    """A completion claims before it frees its own slot (as a statement that reads the slots
+    as they were when it began): a worker at its kind's cap claims nothing with it."""
+
+    async def complete_and_claim(
+        self,
+        lease: Lease,
+        *,
+        progress: JsonValue | ProgressSnapshot,
+        kinds: Collection[str],
+        worker_id: str,
+        lease_duration: timedelta,
+    ) -> tuple[bool, WorkItem | None]:
+        claimed = await self.claim(kinds, worker_id=worker_id, lease_duration=lease_duration)
+        completed = await self.finish(lease, RunOutcome.succeeded(progress))
+        return completed, claimed
+
+
+class PolicyCapReplacesTheOperators(InMemoryWorkStore):
+    """A worker starting with its kind's policy overwrites the cap an operator set."""
+
+    async def cap_kind(
+        self, kind: str, max_running: int | None, *, source: CapSource = CapSource.OPERATOR
+    ) -> KindCap | None:
+        current = self._state.caps.get(kind)
+        if source is CapSource.POLICY and current is not None:
+            self._state.caps[kind] = replace(current, source=CapSource.POLICY)
+        return await super().cap_kind(kind, max_running, source=source)
 
 
 class DropsProgressOnReads(InMemoryWorkStore):
@@ -619,7 +714,7 @@ class ClaimsPausedKindsOnPostgres(_ClaimSql):
     """Its claim statements serve every kind asked for, paused or not."""
 
     claim_sql = _SQL["claim"].replace(
-        "ARRAY(SELECT unnest($1::text[]) EXCEPT SELECT kind FROM work_kind_pauses)", "$1::text[]"
+        "ARRAY(SELECT unnest($1::text[]) EXCEPT SELECT kind FROM work_kind_controls)", "$1::text[]"
     )
 
 
@@ -803,3 +898,23 @@ class CompletionIgnoresTheStatusOnPostgres(PostgresWorkStore):
         return await super().complete_and_claim_many(
             completions, kinds=kinds, worker_id=worker_id, lease_duration=lease_duration
         )
+
+
+class TakesSlotsWithoutLockingThem(PostgresWorkStore):
+    """Its capped claims read a capped kind's free slots without locking them and write
+    into them without checking they are still free: claims racing over the last free
+    slot each take it, and the kind runs more than its cap (docs/adr/0035)."""
+
+    @staticmethod
+    def _complete_and_claim(name: str, count: int) -> str:
+        statement = PostgresWorkStore._complete_and_claim(name, count)
+        if name != "complete_and_claim_capped":
+            return statement
+        broken = statement.replace(
+            "        FOR UPDATE SKIP LOCKED\n    ) AS s\n", "    ) AS s\n"
+        ).replace(" AND s.item_id IS NOT DISTINCT FROM p.holder", "")
+        assert (
+            broken.count("FOR UPDATE SKIP LOCKED") == statement.count("FOR UPDATE SKIP LOCKED") - 1
+        )
+        assert "IS NOT DISTINCT FROM" not in broken
+        return broken

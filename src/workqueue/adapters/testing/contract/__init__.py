@@ -64,6 +64,7 @@ from workqueue.adapters.testing.contract.capabilities import (
     StoreCapabilities,
     skip_unless_refresh_tokens,
 )
+from workqueue.adapters.testing.contract.caps import CapContract
 from workqueue.adapters.testing.contract.claim import ClaimContract
 from workqueue.adapters.testing.contract.complete_and_claim import CompleteAndClaimContract
 from workqueue.adapters.testing.contract.complete_and_claim_many import CompleteAndClaimManyContract
@@ -133,6 +134,7 @@ __all__ = [
     "CallerTransactionFactory",
     "CallerTransactionFixtures",
     "CancelContract",
+    "CapContract",
     "ClaimContract",
     "CompleteAndClaimContract",
     "CompleteAndClaimManyContract",

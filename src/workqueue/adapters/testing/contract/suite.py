@@ -5,6 +5,7 @@ from __future__ import annotations
 from workqueue.adapters.testing.contract.absorb import AbsorbContract
 from workqueue.adapters.testing.contract.backdoor_check import BackdoorContract
 from workqueue.adapters.testing.contract.cancel import CancelContract
+from workqueue.adapters.testing.contract.caps import CapContract
 from workqueue.adapters.testing.contract.claim import ClaimContract
 from workqueue.adapters.testing.contract.complete_and_claim import CompleteAndClaimContract
 from workqueue.adapters.testing.contract.complete_and_claim_many import CompleteAndClaimManyContract
@@ -56,6 +57,7 @@ class WorkQueueContractSuite(
     ListingContract,
     CancelContract,
     PauseContract,
+    CapContract,
     RequeueContract,
     AbsorbContract,
     LeaseDurationContract,
