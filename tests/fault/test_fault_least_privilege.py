@@ -1,9 +1,11 @@
 """A worker connected as a least-privilege role works, and that role can do no more.
 
-The role is the one docs/reliability.md documents: DML on the queue's two tables,
-USAGE on the identity sequence enqueue draws ids from, and SELECT on the migration
-bookkeeping for the start-up check. It owns nothing and may create nothing; the
-migrations are applied by another role (here, the test's superuser).
+The role is the one the README documents: DML on the queue's two tables,
+USAGE on the identity sequence enqueue draws ids from, SELECT on the migration
+bookkeeping for the start-up check, the cron schedules' turns, and what claims read
+and write of the kinds' controls and slots (docs/adr/0034, 0035). It owns nothing
+and may create nothing; the migrations are applied by another role (here, the
+test's superuser).
 """
 
 from __future__ import annotations
@@ -32,7 +34,8 @@ GRANT SELECT, INSERT, UPDATE, DELETE ON refresh_tokens TO {role};
 GRANT USAGE ON SEQUENCE work_items_id_seq TO {role};
 GRANT SELECT ON workqueue_migrations TO {role};
 GRANT SELECT, INSERT, UPDATE ON work_schedules TO {role};
-GRANT SELECT, INSERT, UPDATE, DELETE ON work_kind_pauses TO {role};
+GRANT SELECT ON work_kind_controls, work_kind_pauses TO {role};
+GRANT SELECT, UPDATE ON work_kind_slots TO {role};
 """
 
 

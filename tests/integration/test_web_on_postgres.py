@@ -303,7 +303,7 @@ async def test_the_readmes_grants_are_all_the_actions_need(
         "GRANT UPDATE (status, error, finished_at, cancel_reason) ON work_items TO {role}",
         "GRANT INSERT ON work_items TO {role}",
         "GRANT USAGE ON SEQUENCE work_items_id_seq TO {role}",
-        "GRANT INSERT, UPDATE, DELETE ON work_kind_pauses TO {role}",
+        "GRANT SELECT, INSERT, UPDATE, DELETE ON work_kind_controls TO {role}",
     ]:
         await migrated_pool.execute(grant.format(role=reader_role))
     pool = await create_pool(as_role(database_url, reader_role), min_size=1, max_size=2)
@@ -321,11 +321,20 @@ async def test_the_readmes_grants_are_all_the_actions_need(
                     ("failed", "requeue"),
                 ]
             ]
+            responses += [
+                await client.post(
+                    f"/kinds/contract_alpha/{verb}",
+                    data={"token": TOKEN},
+                    headers={"origin": "http://view"},
+                )
+                for verb in ["pause", "resume"]
+            ]
     finally:
         await close_pool(pool)
 
-    assert [response.status_code for response in responses] == [200, 200, 200]
+    assert [response.status_code for response in responses] == [200, 200, 200, 200, 200]
     assert await migrated_pool.fetchval("SELECT count(*) FROM work_items") == 5
+    assert await migrated_pool.fetchval("SELECT count(*) FROM work_kind_controls") == 0
 
 
 async def rows(pool: asyncpg.Pool) -> list[dict[str, Any]]:

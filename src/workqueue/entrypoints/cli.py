@@ -1,5 +1,5 @@
 """The ``workqueue`` command: ``worker``, ``migrate``, ``status``, ``enqueue``, ``cancel``,
-``requeue``, ``pause``, ``resume``, ``web``.
+``requeue``, ``pause``, ``resume``, ``cap``, ``web``.
 
 ``main`` is the console script. It reads the settings (``WORKQUEUE_*``), builds
 the container and runs one command, and turns every expected failure into ONE
@@ -26,9 +26,11 @@ from collections.abc import Callable, Coroutine, Sequence
 from typing import Any, TextIO
 
 from workqueue._version import __version__
-from workqueue.domain import UnknownKindError
+from workqueue.domain import MAX_CAP, UnknownKindError
 from workqueue.entrypoints.commands import (
     cancel_item,
+    cap_text,
+    cap_work,
     delay_text,
     enqueue_work,
     list_schedules,
@@ -41,6 +43,7 @@ from workqueue.entrypoints.commands import (
     show_item,
     show_status,
 )
+from workqueue.entrypoints.commands.cap import NO_CAP
 from workqueue.entrypoints.console import take_noted_stop_signal
 from workqueue.entrypoints.exit_status import ExitStatus, exit_status_for, interrupted_status
 from workqueue.entrypoints.extras import missing_extra
@@ -175,6 +178,13 @@ def build_parser() -> argparse.ArgumentParser:
     resume = commands.add_parser("resume", help="resume KIND: workers claim its items again")
     resume.add_argument("kind", metavar="KIND", help="the kind")
 
+    cap = commands.add_parser("cap", help="at most N items of KIND run at once across every worker")
+    cap.add_argument("kind", metavar="KIND", help="the kind, e.g. token_cleanup")
+    cap.add_argument(
+        "max_running", metavar="N", help=f"from 1 to {MAX_CAP}, or {NO_CAP} to clear the cap"
+    )
+    _app_option(cap)
+
     web = commands.add_parser("web", help="serve the admin page, its JSON API, /metrics, /healthz")
     web.add_argument(
         "--host", help="address to listen on (default: WORKQUEUE_WEB_HOST, else 127.0.0.1)"
@@ -228,6 +238,8 @@ def _command(
         return pause_work(container, out, kind=args.kind, reason=args.reason)
     if args.command == "resume":
         return resume_work(container, out, kind=args.kind)
+    if args.command == "cap":
+        return cap_work(container, out, kind=args.kind, max_running=cap_text(args.max_running))
     return enqueue_work(
         container,
         out,

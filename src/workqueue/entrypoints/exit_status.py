@@ -7,8 +7,9 @@
   installed. Also ``cancel`` and ``requeue`` when they found nothing to do
   (an unknown id, a finished item, one not failed or cancelled).
 - 2: bad usage or input: unknown command or option, bad settings, an unknown
-  kind, a payload, dedup key, priority, run_at or delay that does not validate,
-  an application (``--app``) that cannot be imported or declares no kinds. Nothing was written.
+  kind, a payload, dedup key, priority, run_at or delay, a cancel or pause reason
+  or a cap that does not validate, an application (``--app``) that cannot be
+  imported or declares no kinds. Nothing was written.
 - 128 + the signal's number: interrupted, as a shell reports it; 130 for Ctrl-C
   (SIGINT), also 143 for a worker's start-up that SIGTERM cut short.
 """
@@ -21,6 +22,7 @@ from enum import IntEnum
 from workqueue.adapters.postgres import MigrationError, SchemaNotCurrentError
 from workqueue.domain import (
     InvalidCancelReasonError,
+    InvalidCapError,
     InvalidDedupKeyError,
     InvalidPauseError,
     InvalidPayloadError,
@@ -60,6 +62,7 @@ _USAGE_ERRORS: tuple[type[Exception], ...] = (
     InvalidRunAtError,
     InvalidCancelReasonError,
     InvalidPauseError,
+    InvalidCapError,
 )
 _FAILURES: tuple[type[Exception], ...] = (
     DatabaseUnreachableError,

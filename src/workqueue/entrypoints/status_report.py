@@ -1,7 +1,9 @@
 """What ``workqueue status`` shows: counts, live items, recent failures. Read-only.
 
 Everything comes from the read-only WorkMonitor, through the same reads as the
-web view; nothing is written, so status is safe to run beside live workers.
+web view, but the caps (docs/adr/0035), which the store reads
+(``WorkStore.caps``); nothing is written, so status is safe to run beside live
+workers.
 Every running item is listed, however long the backlog; the queued and failed
 lists are bounded, so a queue with a million items still answers with a
 screenful (the counts say how many there are).
@@ -10,7 +12,7 @@ screenful (the counts say how many there are).
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -18,17 +20,21 @@ from pydantic import JsonValue
 
 from workqueue.domain import (
     UNSUCCESSFUL_STATUSES,
+    CapSource,
     Clock,
+    KindCap,
     KindPause,
     WorkItem,
     WorkMonitor,
     WorkStatus,
+    WorkStore,
 )
 from workqueue.entrypoints.timestamps import iso_timestamp
 
 __all__ = [
     "ACTIVE_LIMIT",
     "FAILURE_LIMIT",
+    "SET_BY",
     "StatusReport",
     "gather_status",
     "render_json",
@@ -40,6 +46,12 @@ ACTIVE_LIMIT = 50
 
 FAILURE_LIMIT = 10
 """The most unsuccessful items listed (the latest finished first)."""
+
+SET_BY: Mapping[CapSource, str] = {
+    CapSource.POLICY: "its policy",
+    CapSource.OPERATOR: "an operator",
+}
+"""Who set a cap, as a line says it: ``set by an operator``."""
 
 _ERROR_PREVIEW = 200
 # Text for a terminal keeps non-ASCII characters as they are; a progress snapshot in
@@ -59,6 +71,7 @@ class StatusReport:
     active: list[WorkItem]
     failures: list[WorkItem]
     pauses: list[KindPause]
+    caps: list[KindCap]
 
     # Methods, not properties: mutmut skips decorated functions (docs/adr/0006).
     def active_total(self) -> int:
@@ -92,12 +105,14 @@ async def gather_status(
     monitor: WorkMonitor,
     clock: Clock,
     *,
+    store: WorkStore,
     kinds: Iterable[str],
     database: str,
     active_limit: int = ACTIVE_LIMIT,
     failure_limit: int = FAILURE_LIMIT,
 ) -> StatusReport:
-    """Read the report from ``monitor``. ``kinds`` are listed even when they have no items.
+    """Read the report from ``monitor``, and the caps from ``store``. ``kinds`` are listed
+    even when they have no items.
 
     ``active`` holds every running item, then the oldest ``active_limit`` queued ones.
 
@@ -111,6 +126,7 @@ async def gather_status(
     queued = await monitor.queued(limit=active_limit)
     failures = await monitor.recent_unsuccessful(limit=failure_limit)
     pauses = await monitor.paused_kinds()
+    caps = await store.caps()
     return StatusReport(
         database=database,
         now=clock.now(),
@@ -118,6 +134,7 @@ async def gather_status(
         active=running + queued,
         failures=failures,
         pauses=pauses,
+        caps=caps,
     )
 
 
@@ -151,6 +168,13 @@ def render_text(report: StatusReport) -> str:
         if pause.reason is not None:
             line += f": {_first_line(pause.reason)}"
         lines.append(line)
+
+    lines += ["", f"capped kinds: {len(report.caps)}"]
+    for cap in report.caps:
+        lines.append(
+            f"  {cap.kind} at most {cap.max_running} at once, {cap.running} held now,"
+            f" set by {SET_BY[cap.source]} at {_timestamp(cap.set_at)}"
+        )
 
     lines += ["", f"queued and running: {report.active_total()}"]
     if report.active_total() > len(report.active):
@@ -227,6 +251,16 @@ def render_json(report: StatusReport) -> str:
         "paused": [
             {"kind": pause.kind, "paused_at": _timestamp(pause.paused_at), "reason": pause.reason}
             for pause in report.pauses
+        ],
+        "capped": [
+            {
+                "kind": cap.kind,
+                "max_running": cap.max_running,
+                "running": cap.running,
+                "set_by": cap.source.value,
+                "set_at": _timestamp(cap.set_at),
+            }
+            for cap in report.caps
         ],
         "active_total": report.active_total(),
         "active": [_item_document(report, item) for item in report.active],

@@ -387,6 +387,7 @@ positional arguments:
     requeue   enqueue failed or cancelled item ID again, as a new item
     pause     claim no item of KIND until it is resumed
     resume    resume KIND: workers claim its items again
+    cap       at most N items of KIND run at once across every worker
     web       serve the admin page, its JSON API, /metrics, /healthz
 
 options:
@@ -493,6 +494,19 @@ positional arguments:
 
 options:
   -h, --help  show this help message and exit
+""",
+    ("cap",): """\
+usage: workqueue cap [-h] [--app MODULE[:ATTRIBUTE]] KIND N
+
+positional arguments:
+  KIND                  the kind, e.g. token_cleanup
+  N                     from 1 to 10000, or none to clear the cap
+
+options:
+  -h, --help            show this help message and exit
+  --app MODULE[:ATTRIBUTE]
+                        the application (a WorkQueueApp) whose kinds join the
+                        built-in ones (default: WORKQUEUE_APP)
 """,
     ("enqueue",): """\
 usage: workqueue enqueue [-h] [--payload JSON | --payload-file PATH]

@@ -16,7 +16,14 @@ from workqueue.adapters.memory import (
     InMemoryWorkStore,
 )
 from workqueue.adapters.testing import FakeClock
-from workqueue.domain import RunOutcome, TokenCleanup, WorkItem, WorkItemRetention, WorkStatus
+from workqueue.domain import (
+    CapSource,
+    RunOutcome,
+    TokenCleanup,
+    WorkItem,
+    WorkItemRetention,
+    WorkStatus,
+)
 from workqueue.entrypoints.status_report import (
     StatusReport,
     gather_status,
@@ -46,7 +53,7 @@ class Queue:
 
     async def report(self, **limits: int) -> StatusReport:
         return await gather_status(
-            self.monitor, self.clock, kinds=KINDS, database=DATABASE, **limits
+            self.monitor, self.clock, store=self.store, kinds=KINDS, database=DATABASE, **limits
         )
 
 
@@ -80,8 +87,17 @@ async def paused(world: Queue) -> Queue:
     return world
 
 
+async def capped(world: Queue) -> Queue:
+    """``world`` with both kinds capped: the one running by its policy at 2 (its running
+    item holding a slot), the other by an operator at 3, a second later."""
+    await world.store.cap_kind("work_item_retention", 2, source=CapSource.POLICY)
+    await world.clock.advance(1)
+    await world.store.cap_kind("token_cleanup", 3)
+    return world
+
+
 async def test_the_text_report_in_full(busy: Queue) -> None:
-    await paused(busy)
+    await capped(await paused(busy))
     assert render_text(await busy.report()) == (
         "database: postgresql://wq:***@db/queue\n"
         "\n"
@@ -93,8 +109,14 @@ async def test_the_text_report_in_full(busy: Queue) -> None:
         "  token_cleanup since 2026-01-01T00:00:05Z: partner down\n"
         "  work_item_retention since 2026-01-01T00:00:05Z\n"
         "\n"
+        "capped kinds: 2\n"
+        "  token_cleanup at most 3 at once, 0 held now, set by an operator at"
+        " 2026-01-01T00:00:06Z\n"
+        "  work_item_retention at most 2 at once, 1 held now, set by its policy at"
+        " 2026-01-01T00:00:05Z\n"
+        "\n"
         "queued and running: 2\n"
-        "  #2 work_item_retention running attempt=1 stalls=0 worker=w-1 heartbeat=1.6s ago"
+        "  #2 work_item_retention running attempt=1 stalls=0 worker=w-1 heartbeat=2.6s ago"
         ' progress={"deleted":12,"zeta":"é"}\n'
         "  #3 token_cleanup queued attempt=0 stalls=0 priority=5"
         " waits until 2026-01-01T00:10:05Z\n"
@@ -106,13 +128,13 @@ async def test_the_text_report_in_full(busy: Queue) -> None:
 
 
 async def test_the_json_report_in_full(busy: Queue) -> None:
-    await paused(busy)
+    await capped(await paused(busy))
     assert (
         render_json(await busy.report())
         == """\
 {
   "database": "postgresql://wq:***@db/queue",
-  "now": "2026-01-01T00:00:05Z",
+  "now": "2026-01-01T00:00:06Z",
   "counts": {
     "token_cleanup": {
       "queued": 1,
@@ -141,6 +163,22 @@ async def test_the_json_report_in_full(busy: Queue) -> None:
       "reason": null
     }
   ],
+  "capped": [
+    {
+      "kind": "token_cleanup",
+      "max_running": 3,
+      "running": 0,
+      "set_by": "operator",
+      "set_at": "2026-01-01T00:00:06Z"
+    },
+    {
+      "kind": "work_item_retention",
+      "max_running": 2,
+      "running": 1,
+      "set_by": "policy",
+      "set_at": "2026-01-01T00:00:05Z"
+    }
+  ],
   "active_total": 2,
   "active": [
     {
@@ -154,7 +192,7 @@ async def test_the_json_report_in_full(busy: Queue) -> None:
       "enqueued_at": "2026-01-01T00:00:01Z",
       "priority": 0,
       "run_at": "2026-01-01T00:00:01Z",
-      "heartbeat_age_seconds": 1.6,
+      "heartbeat_age_seconds": 2.6,
       "finished_at": null,
       "progress": {
         "zeta": "é",
@@ -347,6 +385,7 @@ def test_a_failure_shows_the_first_line_of_its_error_cut_to_200_characters(
         active=[],
         failures=[failure(error)],
         pauses=[],
+        caps=[],
     )
 
     last = render_text(report).splitlines()[-1]

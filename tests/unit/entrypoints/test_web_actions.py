@@ -545,7 +545,7 @@ async def _raises_runtime_error(*args: Any, **kwargs: Any) -> CancelOutcome:
 
 ONLY_SELECT_PAUSES = (
     ">The view&#39;s database role may only read: pause and resume need INSERT, UPDATE and "
-    "DELETE on work_kind_pauses (see the README&#39;s grants).<"
+    "DELETE on work_kind_controls (see the README&#39;s grants).<"
 )
 PAUSED_LINE = (
     "token_cleanup is paused since 2026-01-01T00:00:00Z: no worker claims it until "
@@ -886,7 +886,7 @@ class TestTheChecksOfAKindsActions:
 
 
 class TestARoleThatMayOnlyReadPausesNothing:
-    """The view's role without INSERT, UPDATE and DELETE on work_kind_pauses."""
+    """The view's role without INSERT, UPDATE and DELETE on work_kind_controls."""
 
     async def test_a_pause_and_a_resume_are_a_403_saying_so_and_nothing_changes(
         self, world: WebWorld

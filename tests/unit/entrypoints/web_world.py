@@ -122,7 +122,7 @@ def _denied(table: str = "work_items") -> PermissionDeniedError:
 
 
 class ReadOnlyStore(PostgresLikeStore):
-    """The store of a role with only SELECT on work_items and work_kind_pauses: it reads;
+    """The store of a role with only SELECT on work_items and work_kind_pauses (a view): it reads;
     a cancel, a pause and a resume are refused."""
 
     async def cancel(self, item_id: int, *, reason: str) -> CancelOutcome:
@@ -132,11 +132,11 @@ class ReadOnlyStore(PostgresLikeStore):
 
     async def pause_kind(self, kind: str, *, reason: str | None = None) -> KindPause:
         checked_pause(kind, reason)
-        raise _denied("work_kind_pauses")
+        raise _denied("work_kind_controls")
 
     async def resume_kind(self, kind: str) -> bool:
         as_postgresql_would(kind)
-        raise _denied("work_kind_pauses")
+        raise _denied("work_kind_controls")
 
 
 class ReadOnlyQueue(InMemoryWorkQueue):

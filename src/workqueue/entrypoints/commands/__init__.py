@@ -1,5 +1,5 @@
 """The short-lived CLI commands: ``migrate``, ``status``, ``show``, ``schedules``,
-``enqueue``, ``cancel``, ``requeue``, ``pause``, ``resume``.
+``enqueue``, ``cancel``, ``requeue``, ``pause``, ``resume``, ``cap``.
 
 Each takes a container (so tests can hand it one wired to in-memory adapters)
 and a stream for its output, and raises on failure; :mod:`workqueue.entrypoints.cli` turns
@@ -9,6 +9,7 @@ the error into one line and an exit status.
 from __future__ import annotations
 
 from workqueue.entrypoints.commands.cancel import cancel_item, requeue_item
+from workqueue.entrypoints.commands.cap import cap_text, cap_work
 from workqueue.entrypoints.commands.enqueue import (
     delay_text,
     enqueue_work,
@@ -23,6 +24,8 @@ from workqueue.entrypoints.commands.status import show_status
 
 __all__ = [
     "cancel_item",
+    "cap_text",
+    "cap_work",
     "delay_text",
     "enqueue_work",
     "list_schedules",

@@ -11,7 +11,8 @@ __all__ = ["show_status"]
 
 
 async def show_status(container: WorkerContainer, out: TextIO, *, as_json: bool = False) -> None:
-    """Print counts per kind and status, every running item, the oldest queued, recent failures.
+    """Print counts per kind and status, the paused and the capped kinds, every running item,
+    the oldest queued, recent failures.
 
     :raises SchemaNotCurrentError: if the database is not migrated.
     :raises DatabaseUnreachableError: if the database does not answer.
@@ -23,6 +24,9 @@ async def show_status(container: WorkerContainer, out: TextIO, *, as_json: bool 
     schema = await provide(container.schema)
     await schema.check_current()
     monitor = await provide(container.work_monitor)
+    store = await provide(container.work_store)
     clock = await provide(container.clock)
-    report = await gather_status(monitor, clock, kinds=catalog.kinds, database=database.shown)
+    report = await gather_status(
+        monitor, clock, store=store, kinds=catalog.kinds, database=database.shown
+    )
     print(render_json(report) if as_json else render_text(report), file=out)

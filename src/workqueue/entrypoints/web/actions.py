@@ -81,7 +81,7 @@ _ONLY_SELECT = (
 )
 _ONLY_SELECT_PAUSES = (
     "The view's database role may only read: pause and resume need INSERT, UPDATE and "
-    "DELETE on work_kind_pauses (see the README's grants)."
+    "DELETE on work_kind_controls (see the README's grants)."
 )
 _MAX_REASON = MAX_CANCEL_REASON_LENGTH
 # What a requeue of an item that cannot be enqueued again as stored answers.

@@ -2,7 +2,8 @@
 
 Start-up goes in the order an operator reasons about it: the kinds (their
 payloads, and those ``WORKQUEUE_KINDS`` names), the database (embedded or from the
-URL), the schema (migrated, or checked), the kind registry, then the loop. Any
+URL), the schema (migrated, or checked), the kind registry, the caps its kinds'
+policies declare (written to the store, docs/adr/0035), then the loop. Any
 step that fails ends the run with one line saying why (raised to the CLI, which
 prints it).
 
@@ -31,6 +32,7 @@ from typing import TYPE_CHECKING
 from workqueue.application.worker import Worker
 from workqueue.entrypoints.console import take_noted_stop_signal
 from workqueue.entrypoints.worker.container import WorkerContainer, provide, shutdown_resources
+from workqueue.entrypoints.worker.policy_caps import write_policy_caps
 from workqueue.entrypoints.worker.served_kinds import kinds_to_claim
 
 if TYPE_CHECKING:
@@ -117,7 +119,10 @@ async def _start(container: WorkerContainer, *, migrate: bool) -> Worker:
             logger.info("applied migrations %s", ", ".join(applied), extra={"migrations": applied})
     else:
         await schema.check_current()
-    await provide(container.registry)
+    registry = await provide(container.registry)
+    store = await provide(container.work_store)
+    claimed = await provide(container.claimed_kinds)
+    await write_policy_caps(store, registry, claimed)
     worker = await provide(container.worker)
     executor = await provide(container.executor)
     started: dict[str, object] = {
@@ -174,6 +179,8 @@ async def run_worker(
     :raises DatabaseUnreachableError: if the database does not answer.
     :raises SchemaNotCurrentError: if ``migrate`` is False and the schema is not current.
     :raises KindRegistryError: if a kind lacks exactly one payload and one handler.
+    :raises StoreUnavailableError: if the database stops answering while the caps of
+        the kinds' policies are written.
     :raises SettingsError: if ``WORKQUEUE_KINDS`` names a kind no handler serves.
     """
     loop = asyncio.get_running_loop()
