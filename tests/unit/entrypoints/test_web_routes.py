@@ -629,6 +629,26 @@ class TestSchedules:
         assert "<code>0 3 * * *</code> in Europe/Paris (skip while one runs)" in page
         assert "<td>every 1 d 0 h</td>" in page
 
+    async def test_the_schedules_page_has_a_row_per_schedule_with_its_last_and_next_run(
+        self, world: WebWorld
+    ) -> None:
+        item = (await world.queue.enqueue(TokenCleanup())).id
+        async with world.client() as client:
+            response = await client.get("/schedules")
+            overview = (await client.get("/")).text
+
+        page = response.text
+        assert response.status_code == 200
+        assert "<title>Schedules · workqueue</title>" in page
+        cleanup = page[page.index('<tr id="schedule-token_cleanup">') :]
+        cleanup = cleanup[: cleanup.index("</tr>")]
+        assert f'<a href="/items/{item}">#{item}</a> queued' in cleanup
+        assert "an interval after its last item finishes" in cleanup
+        retention = page[page.index('<tr id="schedule-work_item_retention">') :]
+        retention = retention[: retention.index("</tr>")]
+        assert "<code>0 3 * * *</code> in Europe/Paris (skip while one runs)" in retention
+        assert '<a href="/schedules">Schedules</a>' in overview
+
 
 class TestPausedKinds:
     async def test_the_api_lists_each_paused_kind_since_when_and_why(self, world: WebWorld) -> None:

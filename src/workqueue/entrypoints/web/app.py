@@ -51,6 +51,7 @@ from workqueue.entrypoints.web.pages import (
     render,
     requeue_item,
     resume_kind,
+    schedules_page,
 )
 from workqueue.entrypoints.web.reads import BadQueryError, WebServices, services
 from workqueue.entrypoints.web.templating import environment
@@ -160,6 +161,7 @@ def create_app(services: WebServices, *, allowed_hosts: Collection[str]) -> Star
         routes=[
             Route("/", overview_page),
             Route("/find", find_item),
+            Route("/schedules", schedules_page),
             Route("/items/{item_id:int}", item_page),
             Route("/items/{item_id:int}/cancel", cancel_item, methods=_ACTION_METHODS),
             Route("/items/{item_id:int}/requeue", requeue_item, methods=_ACTION_METHODS),

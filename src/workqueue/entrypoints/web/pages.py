@@ -55,6 +55,7 @@ __all__ = [
     "render",
     "requeue_item",
     "resume_kind",
+    "schedules_page",
 ]
 
 REFRESH_SECONDS = 2
@@ -131,6 +132,13 @@ async def overview_page(request: Request) -> Response:
 async def overview_fragment(request: Request) -> Response:
     """The overview's live region alone."""
     return render(request, "_overview.html", await _overview_context(request))
+
+
+async def schedules_page(request: Request) -> Response:
+    """``GET /schedules``: every periodic kind, its last run and its next."""
+    found = services(request)
+    now = found.clock.now()
+    return render(request, "schedules.html", {"schedules": await read_schedules(found, now)})
 
 
 async def find_item(request: Request) -> Response:
