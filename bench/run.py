@@ -1,7 +1,7 @@
 """The benchmark's one command: ``python -m bench.run [--quick] [--database-url URL]``.
 
 Starts one PostgreSQL (embedded by default), runs the ceiling and W1-W5, the
-producers' P1-P4 and the heartbeat and purge phases, each run on a fresh
+producers' P1-P4, the heartbeat and purge phases, L1-L4 and K1-K2, each run on a fresh
 database, prints a markdown table of medians with min-max, and writes the same
 figures as JSON to ``bench/results/``.
 """
@@ -21,6 +21,7 @@ from bench.figures import WorkloadReport
 from bench.report import Machine, markdown, write_json
 from bench.server import DEFAULT_DATA_PARENT, BenchServer, started_server
 from bench.settings import BenchSettings, full_settings, quick_settings
+from bench.workloads.caps import caps
 from bench.workloads.churn import churn
 from bench.workloads.drain import drain
 from bench.workloads.enqueue import batch_enqueue, single_enqueue
@@ -45,6 +46,7 @@ WORKLOADS: dict[str, Workload] = {
     "waiting": waiting,
     "hot": heartbeats,
     "lanes": lanes,
+    "caps": caps,
 }
 """Every workload by its command-line name, in the order a full run takes them.
 

@@ -33,6 +33,21 @@ SELECT max(finished_at) FROM work_items WHERE status IN ('succeeded', 'failed');
 -- name: finished_count
 SELECT count(*) FROM work_items WHERE status IN ('succeeded', 'failed');
 
+-- name: kind_unfinished
+-- How many items of kind $1 are still queued or running (the caps workload times
+-- one kind's drain beside another's backlog).
+SELECT count(*) FROM work_items WHERE kind = $1 AND status IN ('queued', 'running');
+
+-- name: kind_finished
+-- How many items of kind $1 finished at or after $2, and when the last of them did.
+SELECT count(*) AS finished, max(finished_at) AS last
+FROM work_items
+WHERE kind = $1 AND status IN ('succeeded', 'failed') AND finished_at >= $2::timestamptz;
+
+-- name: kind_statuses
+-- The items of kind $1 by status.
+SELECT status, count(*) AS items FROM work_items WHERE kind = $1 GROUP BY status ORDER BY status;
+
 -- name: table_updates
 -- The cumulative update counters of work_items: every update, and the HOT ones.
 SELECT n_tup_upd, n_tup_hot_upd FROM pg_stat_user_tables WHERE relname = 'work_items';
