@@ -24,7 +24,7 @@ from workqueue.adapters.postgres import (
 )
 from workqueue.adapters.postgres import migrations as migrations_module
 from workqueue.adapters.testing import FakeClock
-from workqueue.adapters.testing.contract.kinds import AlphaJob, ContractKind
+from workqueue.adapters.testing.contract.kinds import AlphaJob, BetaJob, ContractKind
 from workqueue.domain import CapSource, RunOutcome
 
 ALPHA = ContractKind.ALPHA.value
@@ -170,14 +170,19 @@ async def test_a_reader_of_the_pauses_view_sees_the_paused_kinds(
     role = f"workqueue_web_{uuid.uuid4().hex[:12]}"
     admin = await asyncpg.connect(postgres_admin_url)
     await admin.execute(f"CREATE ROLE {role} LOGIN")
-    await migrated_pool.execute(f"GRANT SELECT ON work_items, work_kind_pauses TO {role}")
+    await migrated_pool.execute(
+        f"GRANT SELECT ON work_items, work_kind_pauses, work_kind_controls TO {role}"
+    )
     clock = FakeClock()
     store = PostgresWorkStore(migrated_pool, clock)
     pool = await create_pool(as_role(database_url, role), min_size=1, max_size=1)
     try:
         await store.pause_kind(ALPHA, reason="down")
         await store.cap_kind(ContractKind.BETA.value, 3)
+        await PostgresWorkQueue(migrated_pool, clock).enqueue(BetaJob())
+        assert await store.claim([ContractKind.BETA.value], worker_id="w", lease_duration=LEASE)
         pauses = await PostgresWorkMonitor(pool).paused_kinds()
+        caps = await PostgresWorkMonitor(pool).capped_kinds()
     finally:
         await store.close()
         await close_pool(pool)
@@ -186,6 +191,9 @@ async def test_a_reader_of_the_pauses_view_sees_the_paused_kinds(
         await admin.close()
 
     assert [(pause.kind, pause.reason) for pause in pauses] == [(ALPHA, "down")]
+    assert [(cap.kind, cap.max_running, cap.running, cap.source) for cap in caps] == [
+        (ContractKind.BETA.value, 3, 1, CapSource.OPERATOR)
+    ]
 
 
 async def test_an_upgrade_keeps_the_pauses_and_what_their_readers_could_read(

@@ -171,7 +171,8 @@ async def reader_role(database_url: str, postgres_admin_url: str) -> AsyncIterat
     try:
         await admin.execute(f"CREATE ROLE {role} LOGIN PASSWORD '{PASSWORD}'")
         await owner.execute(
-            f"GRANT SELECT ON work_items, work_schedules, work_kind_pauses TO {role}"
+            "GRANT SELECT ON work_items, work_schedules, work_kind_pauses, work_kind_controls"
+            f" TO {role}"
         )
         yield role
     finally:
@@ -204,6 +205,7 @@ async def test_the_view_works_for_a_role_with_only_select_on_work_items(
                     "/api/failures",
                     f"/api/items/{ids['failed']}",
                     "/api/schedules",
+                    "/schedules",
                     "/metrics",
                 ]
             }

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
 
+from workqueue.domain.caps import KindCap
 from workqueue.domain.items import WorkItem
 from workqueue.domain.pauses import KindPause
 from workqueue.domain.status import WorkStatus
@@ -114,4 +115,9 @@ class WorkMonitor(Protocol):
 
     async def paused_kinds(self) -> list[KindPause]:
         """The kinds no worker claims now (:meth:`WorkStore.pause_kind`), by kind name."""
+        ...
+
+    async def capped_kinds(self) -> list[KindCap]:
+        """The caps in force (:meth:`WorkStore.cap_kind`), by kind name; each one's
+        ``running`` is how many items of the kind run now."""
         ...

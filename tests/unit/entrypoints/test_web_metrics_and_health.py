@@ -137,6 +137,8 @@ async def test_every_gauge_says_what_it_measures(world: WebWorld) -> None:
         "Pause): no worker claims its items until it is resumed; 0 when it is not.",
         "# HELP workqueue_kind_paused_since_seconds When each paused kind was paused, in seconds "
         "since the Unix epoch.",
+        "# HELP workqueue_kind_max_running The cap of each capped kind (workqueue cap, or its "
+        "policy): at most this many of its items run at once across every worker.",
         "# HELP workqueue_finished_counts_age_seconds Seconds since the finished items in "
         "workqueue_items were counted.",
     ]
@@ -289,8 +291,8 @@ class TestPausedKinds:
             "# TYPE workqueue_kind_paused_since_seconds gauge",
             'workqueue_kind_paused_since_seconds{kind="legacy"} 1.7672256615e+09',
             'workqueue_kind_paused_since_seconds{kind="token_cleanup"} 1.7672256015e+09',
-            "# HELP workqueue_finished_counts_age_seconds Seconds since the finished items in "
-            "workqueue_items were counted.",
+            "# HELP workqueue_kind_max_running The cap of each capped kind (workqueue cap, or "
+            "its policy): at most this many of its items run at once across every worker.",
         ]
         # The paused kind no one serves is measured as every kind is.
         assert 'workqueue_items{kind="legacy",status="queued"} 0.0' in lines
@@ -307,3 +309,24 @@ class TestPausedKinds:
             ("workqueue_kind_paused", kind("token_cleanup")): 0,
             ("workqueue_kind_paused", kind("work_item_retention")): 0,
         }
+
+
+class TestCappedKinds:
+    async def test_each_capped_kind_gives_its_cap_and_a_capped_kind_no_one_serves_is_measured(
+        self, world: WebWorld
+    ) -> None:
+        await world.store.cap_kind("token_cleanup", 3)
+        await world.store.cap_kind("legacy", 1)
+
+        async with world.client() as client:
+            found = samples((await client.get("/metrics")).text)
+
+        assert {
+            (name, labels): value
+            for (name, labels), value in found.items()
+            if name == "workqueue_kind_max_running"
+        } == {
+            ("workqueue_kind_max_running", kind("legacy")): 1,
+            ("workqueue_kind_max_running", kind("token_cleanup")): 3,
+        }
+        assert found[("workqueue_items", kind_status("legacy", "queued"))] == 0

@@ -9,7 +9,7 @@ from datetime import timedelta
 import pytest
 from web_world import KINDS, LEASE, WebWorld
 
-from workqueue.domain import RunOutcome, TokenCleanup, WorkItemRetention, WorkStatus
+from workqueue.domain import CapSource, RunOutcome, TokenCleanup, WorkItemRetention, WorkStatus
 from workqueue.entrypoints.web.app import SECURITY_HEADERS
 
 STATUSES = [status.value for status in WorkStatus]
@@ -648,6 +648,44 @@ class TestSchedules:
         retention = retention[: retention.index("</tr>")]
         assert "<code>0 3 * * *</code> in Europe/Paris (skip while one runs)" in retention
         assert '<a href="/schedules">Schedules</a>' in overview
+
+
+class TestCappedKinds:
+    async def test_the_overview_says_each_cap_and_how_many_of_its_kind_run(
+        self, world: WebWorld
+    ) -> None:
+        await world.queue.enqueue(TokenCleanup())
+        await world.queue.enqueue(TokenCleanup())
+        await world.store.cap_kind("token_cleanup", 3)
+        await world.clock.advance(2)
+        await world.store.cap_kind("legacy", 1, source=CapSource.POLICY)
+        assert await world.store.claim(["token_cleanup"], worker_id="w", lease_duration=LEASE)
+
+        async with world.client() as client:
+            document = (await client.get("/api/overview")).json()
+            page = (await client.get("/")).text
+
+        assert document["capped"] == [
+            {
+                "kind": "legacy",
+                "max_running": 1,
+                "running": 0,
+                "set_by": "policy",
+                "set_at": "2026-01-01T00:00:02Z",
+            },
+            {
+                "kind": "token_cleanup",
+                "max_running": 3,
+                "running": 1,
+                "set_by": "operator",
+                "set_at": "2026-01-01T00:00:00Z",
+            },
+        ]
+        # A capped kind has its row, though no item has it and this view does not serve it.
+        assert document["counts"]["legacy"] == zero_counts()
+        assert ">1 of 3 running</span>" in page
+        assert ">0 of 1 running</span>" in page
+        assert "(set by operator)" in page
 
 
 class TestPausedKinds:

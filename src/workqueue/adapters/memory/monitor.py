@@ -15,6 +15,7 @@ from workqueue.adapters.memory.state import InMemoryState
 from workqueue.domain import (
     LIVE_STATUSES,
     UNSUCCESSFUL_STATUSES,
+    KindCap,
     KindPause,
     ScheduleTurn,
     WorkItem,
@@ -132,6 +133,15 @@ class InMemoryWorkMonitor(WorkMonitor):
         """The paused kinds, by kind name."""
         self._state.check_available()
         return [self._state.pauses[kind] for kind in sorted(self._state.pauses)]
+
+    async def capped_kinds(self) -> list[KindCap]:
+        """The caps in force, by kind name, each with the kind's running items."""
+        self._state.check_available()
+        running = Counter(item.kind for item in self._items() if item.status is WorkStatus.RUNNING)
+        return [
+            KindCap(kind, cap.max_running, cap.source, cap.set_at, running[kind])
+            for kind, cap in sorted(self._state.caps.items())
+        ]
 
 
 def _id(item: WorkItem) -> int:

@@ -14,11 +14,16 @@ from datetime import datetime
 
 import asyncpg
 
-from workqueue.adapters.postgres.rows import kind_pause_from_row, work_item_from_row
+from workqueue.adapters.postgres.rows import (
+    kind_cap_from_caps_row,
+    kind_pause_from_row,
+    work_item_from_row,
+)
 from workqueue.adapters.postgres.sql import load_statements
 from workqueue.adapters.postgres.unavailable import connection_loss_as_unavailable
 from workqueue.domain import (
     LARGEST_ITEM_ID,
+    KindCap,
     KindPause,
     ScheduleTurn,
     WorkItem,
@@ -30,6 +35,7 @@ from workqueue.domain import (
 __all__ = ["PostgresWorkMonitor"]
 
 _SQL = load_statements("monitor.sql")
+_CAPPED_KINDS = load_statements("caps.sql")["capped_kinds"]
 
 
 class PostgresWorkMonitor(WorkMonitor):  # pragma: no mutate block
@@ -151,3 +157,12 @@ class PostgresWorkMonitor(WorkMonitor):  # pragma: no mutate block
         :raises StoreUnavailableError: if the database cannot be reached.
         """
         return [kind_pause_from_row(row) for row in await self._fetch("paused_kinds")]
+
+    async def capped_kinds(self) -> list[KindCap]:
+        """See :meth:`~workqueue.domain.WorkMonitor.capped_kinds`.
+
+        Reads ``work_kind_controls``: the role needs ``SELECT`` on it.
+        """
+        with connection_loss_as_unavailable():
+            rows = await self._pool.fetch(_CAPPED_KINDS)
+        return [kind_cap_from_caps_row(row) for row in rows]

@@ -12,11 +12,12 @@ from datetime import datetime
 
 from pydantic import JsonValue
 
-from workqueue.domain import KindPause, WorkItem, WorkStatus
+from workqueue.domain import KindCap, KindPause, WorkItem, WorkStatus
 from workqueue.entrypoints.timestamps import iso_timestamp
 from workqueue.entrypoints.web.overview import Overview, oldest_queued_age, totals_by_status
 
 __all__ = [
+    "cap_document",
     "compact_json",
     "heartbeat_age",
     "item_document",
@@ -104,8 +105,19 @@ def pause_document(pause: KindPause) -> dict[str, JsonValue]:
     }
 
 
+def cap_document(cap: KindCap) -> dict[str, JsonValue]:
+    """A capped kind: at most how many run at once, how many run now, who set it and when."""
+    return {
+        "kind": cap.kind,
+        "max_running": cap.max_running,
+        "running": cap.running,
+        "set_by": cap.source.value,
+        "set_at": iso_timestamp(cap.set_at),
+    }
+
+
 def overview_document(overview: Overview) -> dict[str, JsonValue]:
-    """The counts, the oldest queued items and the paused kinds of ``overview``."""
+    """The counts, the oldest queued items and the paused and capped kinds of ``overview``."""
     return {
         "now": iso_timestamp(overview.now),
         "statuses": [status.value for status in WorkStatus],
@@ -124,6 +136,7 @@ def overview_document(overview: Overview) -> dict[str, JsonValue]:
         },
         "oldest_queued_age_seconds": _rounded(oldest_queued_age(overview)),
         "paused": [pause_document(pause) for pause in overview.pauses],
+        "capped": [cap_document(cap) for cap in overview.caps],
     }
 
 

@@ -135,6 +135,12 @@ class QueueCollector(Collector):
             "When each paused kind was paused, in seconds since the Unix epoch.",
             labels=["kind"],
         )
+        caps = GaugeMetricFamily(
+            "workqueue_kind_max_running",
+            "The cap of each capped kind (workqueue cap, or its policy): at most this many "
+            "of its items run at once across every worker.",
+            labels=["kind"],
+        )
         pauses = {pause.kind: pause for pause in overview.pauses}
         ages = _oldest_heartbeat_ages(sample.running, overview.now)
         for kind, by_status in overview.counts.items():
@@ -151,6 +157,8 @@ class QueueCollector(Collector):
             failures.add_metric([kind, status.value], count)
         for kind, pause in pauses.items():
             paused_since.add_metric([kind], pause.paused_at.timestamp())
+        for cap in overview.caps:
+            caps.add_metric([cap.kind], cap.max_running)
         yield items
         yield oldest
         yield heartbeats
@@ -158,6 +166,7 @@ class QueueCollector(Collector):
         yield failures
         yield paused
         yield paused_since
+        yield caps
         yield GaugeMetricFamily(
             "workqueue_finished_counts_age_seconds",
             "Seconds since the finished items in workqueue_items were counted.",

@@ -18,7 +18,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 
-from workqueue.domain import Clock, KindPause, WorkMonitor, WorkStatus
+from workqueue.domain import Clock, KindCap, KindPause, WorkMonitor, WorkStatus
 
 __all__ = [
     "FINISHED_COUNTS_MAX_AGE",
@@ -47,6 +47,7 @@ class Overview:
     - ``oldest_queued``: per kind with queued items, the ``enqueued_at`` of the
       one a claim takes next.
     - ``pauses``: the kinds no worker claims now, by kind name.
+    - ``caps``: the caps in force, by kind name, each with its kind's running items.
     """
 
     now: datetime
@@ -54,6 +55,7 @@ class Overview:
     finished_counted_at: datetime
     oldest_queued: dict[str, datetime]
     pauses: list[KindPause]
+    caps: list[KindCap]
 
 
 def counts_by_kind(
@@ -167,14 +169,17 @@ class OverviewReader:
         oldest = await self._monitor.oldest_queued()
         finished, counted_at = await self.finished.current()
         pauses = await self._monitor.paused_kinds()
-        # A paused kind has its row even when it has no items and is not served here.
-        kinds = [*self.kinds, *(pause.kind for pause in pauses)]
+        caps = await self._monitor.capped_kinds()
+        # A paused or capped kind has its row even when it has no items and is not
+        # served here.
+        kinds = [*self.kinds, *(pause.kind for pause in pauses), *(cap.kind for cap in caps)]
         return Overview(
             now=self._clock.now(),
             counts=counts_by_kind(kinds, live, finished),
             finished_counted_at=counted_at,
             oldest_queued=dict(sorted(oldest.items())),
             pauses=pauses,
+            caps=caps,
         )
 
     async def close(self) -> None:

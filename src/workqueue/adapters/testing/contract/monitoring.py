@@ -30,6 +30,8 @@ from workqueue.domain import (
     LARGEST_ITEM_ID,
     LIVE_STATUSES,
     UNSUCCESSFUL_STATUSES,
+    CapSource,
+    KindCap,
     KindPause,
     RunOutcome,
     ScheduleTurn,
@@ -92,6 +94,29 @@ class MonitoringContract:
 
         await store.resume_kind(BETA)
         assert await monitor.paused_kinds() == [alpha]
+
+    # -- caps --------------------------------------------------------------------
+
+    async def test_capped_kinds_are_listed_by_name_with_their_cap_and_running_items(
+        self, monitor: WorkMonitor, store: WorkStore, queue: WorkQueue, clock: FakeClock
+    ) -> None:
+        assert await monitor.capped_kinds() == []
+        await queue.enqueue(BetaJob())
+        await queue.enqueue(BetaJob())
+        beta = await store.cap_kind(BETA, 3)
+        await clock.advance(7)
+        alpha = await store.cap_kind(ALPHA, 1, source=CapSource.POLICY)
+        assert beta is not None
+        assert alpha is not None
+        await claim(store, kinds=(BETA,))
+
+        assert await monitor.capped_kinds() == [
+            KindCap(ALPHA, 1, CapSource.POLICY, clock.now(), 0),
+            KindCap(BETA, 3, CapSource.OPERATOR, beta.set_at, 1),
+        ]
+
+        await store.cap_kind(BETA, None)
+        assert [cap.kind for cap in await monitor.capped_kinds()] == [ALPHA]
 
     # -- schedules ---------------------------------------------------------------
 
