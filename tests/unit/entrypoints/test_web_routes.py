@@ -58,6 +58,7 @@ class TestOverview:
             },
             "oldest_queued_age_seconds": 1.5,
             "paused": [],
+            "capped": [],
         }
 
     async def test_ages_are_given_to_the_millisecond(self, world: WebWorld) -> None:

@@ -8,8 +8,13 @@ from typing import Any
 import pytest
 
 from workqueue.adapters.postgres.columns import ITEM_COLUMNS
-from workqueue.adapters.postgres.rows import kind_pause_from_row, work_item_from_row
-from workqueue.domain import Failure, KindPause, WorkItem, WorkStatus
+from workqueue.adapters.postgres.rows import (
+    kind_cap_from_caps_row,
+    kind_cap_from_row,
+    kind_pause_from_row,
+    work_item_from_row,
+)
+from workqueue.domain import CapSource, Failure, KindCap, KindPause, WorkItem, WorkStatus
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 
@@ -133,3 +138,37 @@ def test_a_work_kind_pauses_row_reads_as_the_pause_it_holds(reason: str | None) 
     pause = kind_pause_from_row(row)  # type: ignore[arg-type]
 
     assert pause == KindPause(kind="crawl_page", paused_at=T0.replace(minute=7), reason=reason)
+
+
+@pytest.mark.parametrize(
+    ("source", "expected"),
+    [("policy", CapSource.POLICY), ("operator", CapSource.OPERATOR)],
+)
+def test_a_work_kind_controls_row_with_a_cap_reads_as_the_cap_it_holds(
+    source: str, expected: CapSource
+) -> None:
+    row = {"max_running": 3, "cap_source": source, "cap_set_at": T0.replace(minute=9)}
+
+    cap = kind_cap_from_row("crawl_page", row)  # type: ignore[arg-type]
+
+    assert cap == KindCap("crawl_page", 3, expected, T0.replace(minute=9), 0)
+
+
+def test_a_work_kind_controls_row_without_a_cap_reads_as_none() -> None:
+    row = {"max_running": None, "cap_source": None, "cap_set_at": None}
+
+    assert kind_cap_from_row("crawl_page", row) is None  # type: ignore[arg-type]
+
+
+def test_a_row_of_the_caps_statement_reads_as_the_cap_and_its_held_slots() -> None:
+    row = {
+        "kind": "crawl_page",
+        "max_running": 5,
+        "cap_source": "operator",
+        "cap_set_at": T0.replace(minute=11),
+        "running": 2,
+    }
+
+    cap = kind_cap_from_caps_row(row)  # type: ignore[arg-type]
+
+    assert cap == KindCap("crawl_page", 5, CapSource.OPERATOR, T0.replace(minute=11), 2)
