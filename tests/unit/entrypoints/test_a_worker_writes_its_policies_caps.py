@@ -28,8 +28,15 @@ from workqueue.entrypoints.worker.settings import WorkerSettings
 
 
 class SiteKind(StrEnum):
+    # An uncapped kind whose name sorts before the capped one's: the worker goes
+    # on past it to the next.
+    ARCHIVE = "archive_page"
     CRAWL = "crawl_page"
     INDEX = "index_page"
+
+
+class Archive(WorkPayload):
+    kind = SiteKind.ARCHIVE
 
 
 class Crawl(WorkPayload):
@@ -56,6 +63,17 @@ class IndexHandler(WorkHandler[Index]):
         return None
 
 
+class ArchiveHandler(WorkHandler[Archive]):
+    """The handler of another kind with the default policy."""
+
+    async def handle(self, payload: Archive, ctx: WorkContext) -> None:
+        return None
+
+
+def archive_handler(resources: WorkerResources) -> ArchiveHandler:
+    return ArchiveHandler()
+
+
 def crawl_handler(resources: WorkerResources) -> CrawlHandler:
     return CrawlHandler()
 
@@ -66,8 +84,8 @@ def index_handler(resources: WorkerResources) -> IndexHandler:
 
 SITE = WorkQueueApp(
     kinds=[SiteKind],
-    payloads=[Crawl, Index],
-    handlers=[crawl_handler, index_handler],
+    payloads=[Archive, Crawl, Index],
+    handlers=[archive_handler, crawl_handler, index_handler],
     token_cleanup=False,
 )
 
@@ -113,8 +131,12 @@ async def test_the_cap_holds_from_the_workers_first_claim(world: WorkerWorld) ->
         providers.Object(
             WorkQueueApp(
                 kinds=[SiteKind],
-                payloads=[Crawl, Index],
-                handlers=[lambda resources: WaitingCrawlHandler(), index_handler],
+                payloads=[Archive, Crawl, Index],
+                handlers=[
+                    archive_handler,
+                    lambda resources: WaitingCrawlHandler(),
+                    index_handler,
+                ],
                 token_cleanup=False,
             )
         )
