@@ -7,8 +7,8 @@ running item ``cancelled`` and the page shows so. Chromium and chromedriver are 
 ``CI=true`` a missing browser fails the test instead of skipping it.
 
 With ``WORKQUEUE_WEB_SCREENSHOTS=DIR`` set, the tests also save screenshots there:
-the overview (``web-overview.png``) and an item's page (``web-item.png``), as in
-docs/ (``WORKQUEUE_WEB_SCREENSHOTS=docs``).
+the overview (``web-overview.png``), an item's page (``web-item.png``) and the
+schedules page (``web-schedules.png``), as in docs/ (``WORKQUEUE_WEB_SCREENSHOTS=docs``).
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ from workqueue.adapters.postgres import (
     create_pool,
 )
 from workqueue.adapters.testing.contract.kinds import AlphaJob, BetaJob, ContractKind
-from workqueue.domain import EnqueueRequest, HeartbeatAnswer, RunOutcome
+from workqueue.domain import EnqueueRequest, HeartbeatAnswer, RunOutcome, TokenCleanup
 
 pytestmark = pytest.mark.e2e
 
@@ -335,4 +335,51 @@ async def test_with_the_token_a_kinds_pause_button_pauses_it_and_resume_resumes_
         wait(driver).until(lambda d: "Resumed token_cleanup" in notice(d))
         assert await pool.fetchval("SELECT count(*) FROM work_kind_pauses") == 0
     finally:
+        await close_pool(pool)
+
+
+async def test_the_schedules_page_shows_each_periodic_kind_and_the_overview_each_cap(
+    database_url: str, browser: object, spawn: Spawner
+) -> None:
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    clock = SystemClock()
+    pool = await create_pool(database_url, min_size=1, max_size=2)
+    queue, store = PostgresWorkQueue(pool, clock), PostgresWorkStore(pool, clock)
+    try:
+        await store.cap_kind(ContractKind.ALPHA.value, 3)
+        for number in range(5):
+            await queue.enqueue(AlphaJob(number=number))
+        for _ in range(2):
+            claimed = await store.claim([ContractKind.ALPHA], worker_id="w", lease_duration=LEASE)
+            assert claimed is not None
+        # A periodic kind's turn that ran: its item, and its next run a day on.
+        cleanup_run = await queue.enqueue(TokenCleanup())
+        cleaned = await store.claim(["token_cleanup"], worker_id="w", lease_duration=LEASE)
+        assert cleaned is not None
+        assert await store.finish(cleaned.lease, RunOutcome.succeeded({"deleted": 12}))
+        port = free_port()
+        web = spawn(cli_argv("web", "--port", str(port)), worker_env(database_url))
+        url = f"http://127.0.0.1:{port}"
+        wait_until_healthy(url, web)
+
+        driver = browser
+        driver.get(f"{url}/")  # type: ignore[attr-defined]
+        WebDriverWait(driver, 15).until(lambda d: "2 of 3 running" in text_of(d, By.ID, "counts"))
+        driver.find_element(By.LINK_TEXT, "Schedules").click()  # type: ignore[attr-defined]
+        WebDriverWait(driver, 15).until(lambda d: d.current_url == f"{url}/schedules")
+        cleanup = text_of(driver, By.ID, "schedule-token_cleanup")
+        retention = text_of(driver, By.ID, "schedule-work_item_retention")
+        assert driver.title == "Schedules · workqueue"  # type: ignore[attr-defined]
+        assert f"#{cleanup_run.id} succeeded" in cleanup
+        assert "work_item_retention" in retention
+
+        screenshots = os.environ.get("WORKQUEUE_WEB_SCREENSHOTS")
+        if screenshots:
+            driver.set_window_size(1280, 700)  # type: ignore[attr-defined]
+            driver.save_screenshot(os.path.join(screenshots, "web-schedules.png"))  # type: ignore[attr-defined]
+    finally:
+        await store.close()
+        await queue.close()
         await close_pool(pool)
