@@ -655,12 +655,14 @@ class TestCappedKinds:
     async def test_the_overview_says_each_cap_and_how_many_of_its_kind_run(
         self, world: WebWorld
     ) -> None:
-        await world.queue.enqueue(TokenCleanup())
-        await world.queue.enqueue(TokenCleanup())
+        for _ in range(3):
+            await world.queue.enqueue(TokenCleanup())
         await world.store.cap_kind("token_cleanup", 3)
         await world.clock.advance(2)
         await world.store.cap_kind("legacy", 1, source=CapSource.POLICY)
-        assert await world.store.claim(["token_cleanup"], worker_id="w", lease_duration=LEASE)
+        # Two of its three items run, one waits: the count is of the running ones.
+        for _ in range(2):
+            assert await world.store.claim(["token_cleanup"], worker_id="w", lease_duration=LEASE)
 
         async with world.client() as client:
             document = (await client.get("/api/overview")).json()
@@ -677,14 +679,14 @@ class TestCappedKinds:
             {
                 "kind": "token_cleanup",
                 "max_running": 3,
-                "running": 1,
+                "running": 2,
                 "set_by": "operator",
                 "set_at": "2026-01-01T00:00:00Z",
             },
         ]
         # A capped kind has its row, though no item has it and this view does not serve it.
         assert document["counts"]["legacy"] == zero_counts()
-        assert ">1 of 3 running</span>" in page
+        assert ">2 of 3 running</span>" in page
         assert ">0 of 1 running</span>" in page
         assert "(set by operator)" in page
 
