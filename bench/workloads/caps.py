@@ -45,15 +45,15 @@ from bench.server import BenchServer, checkpoint_and_vacuum
 from bench.settings import BenchSettings
 from bench.statements import BENCH_SQL
 from bench.workloads.ceiling import seed_finished
+from bench.workloads.lanes import enqueue_in_batches
 from bench.workloads.worker_process import WorkerProcess, WorkerProcessSpec, spawn_context
 from workqueue.adapters.clock import SystemClock
 from workqueue.adapters.postgres import (
-    PostgresWorkQueue,
     PostgresWorkStore,
     close_pool,
     create_pool,
 )
-from workqueue.domain import EnqueueRequest, WorkPayload
+from workqueue.domain import WorkPayload
 
 __all__ = ["caps"]
 
@@ -169,7 +169,7 @@ async def _drain(
     async with server.fresh_database(database) as dsn:
         await seed_finished(dsn, settings.finished_rows)
         await _cap(dsn, leg.caps)
-        await _enqueue(dsn, [*leg.backlog, *leg.timed], settings.batch_size)
+        await enqueue_in_batches(dsn, [*leg.backlog, *leg.timed], settings.batch_size)
         await _hold(dsn, leg.held)
         with tempfile.TemporaryDirectory(prefix="bench-cpu-") as cpu_dir:
             cpu_path = Path(cpu_dir) / "worker.cpu"
@@ -265,17 +265,6 @@ async def _hold(dsn: str, held: Mapping[str, int]) -> None:
                     assert item is not None, f"nothing of {kind} to hold"
         finally:
             await store.close()
-    finally:
-        await close_pool(pool)
-
-
-async def _enqueue(dsn: str, payloads: list[WorkPayload], batch_size: int) -> None:
-    pool = await create_pool(dsn, min_size=1, max_size=1)
-    try:
-        queue = PostgresWorkQueue(pool, SystemClock())
-        for start in range(0, len(payloads), batch_size):
-            batch = payloads[start : start + batch_size]
-            await queue.enqueue_many([EnqueueRequest(payload) for payload in batch])
     finally:
         await close_pool(pool)
 

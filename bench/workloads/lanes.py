@@ -59,7 +59,7 @@ from workqueue.adapters.testing.postgres.pgbouncer import (
 )
 from workqueue.domain import EnqueueRequest, WorkPayload
 
-__all__ = ["lanes"]
+__all__ = ["enqueue_in_batches", "lanes"]
 
 _POLL = 0.02
 _DRAIN_TIMEOUT = 300.0
@@ -201,7 +201,7 @@ async def _drain(
 ) -> dict[str, Any]:
     async with server.fresh_database(name) as dsn:
         await seed_finished(dsn, settings.finished_rows)
-        await _enqueue(dsn, payloads, settings.batch_size)
+        await enqueue_in_batches(dsn, payloads, settings.batch_size)
         with tempfile.TemporaryDirectory(prefix="bench-cpu-") as cpu_dir:
             workers = [
                 WorkerProcess(
@@ -290,7 +290,8 @@ async def _connected(dsn: str) -> AsyncIterator[asyncpg.Connection]:
         await connection.close()
 
 
-async def _enqueue(dsn: str, payloads: list[WorkPayload], batch_size: int) -> None:
+async def enqueue_in_batches(dsn: str, payloads: list[WorkPayload], batch_size: int) -> None:
+    """Enqueue ``payloads`` through the production queue, ``batch_size`` a round trip."""
     pool = await create_pool(dsn, min_size=1, max_size=1)
     try:
         queue = PostgresWorkQueue(pool, SystemClock())
