@@ -2,7 +2,7 @@
 -- Generated from the catalog by workqueue.adapters.postgres.schema; do not edit by hand:
 --   python -m workqueue.adapters.postgres.schema --database-url URL --write docs/schema.sql
 -- tests/integration/test_schema_doc.py fails when this file is stale.
--- Migrations applied: 0001_work_items, 0002_refresh_tokens, 0003_claim_in_fifo_order, 0004_monitoring_indexes, 0005_cancelled_items, 0006_delays_and_priorities, 0007_retries_snoozes_and_results, 0008_cron_schedules, 0009_kind_pauses, 0010_trace_context, 0011_kind_caps.
+-- Migrations applied: 0001_work_items, 0002_refresh_tokens, 0003_claim_in_fifo_order, 0004_monitoring_indexes, 0005_cancelled_items, 0006_delays_and_priorities, 0007_retries_snoozes_and_results, 0008_cron_schedules, 0009_kind_pauses, 0010_trace_context, 0011_kind_caps, 0012_activity_by_minute.
 
 CREATE TABLE refresh_tokens (
     id bigint NOT NULL GENERATED ALWAYS AS IDENTITY,
@@ -25,6 +25,26 @@ CREATE INDEX refresh_tokens_expiry ON public.refresh_tokens USING btree (expires
 COMMENT ON INDEX refresh_tokens_expiry IS 'Token cleanup: tokens that expired.';
 CREATE INDEX refresh_tokens_revoked ON public.refresh_tokens USING btree (id) WHERE (revoked_at IS NOT NULL);
 COMMENT ON INDEX refresh_tokens_revoked IS 'Token cleanup: tokens that were revoked.';
+
+CREATE TABLE work_activity (
+    minute timestamp with time zone NOT NULL,
+    kind text NOT NULL,
+    succeeded bigint NOT NULL DEFAULT 0,
+    failed bigint NOT NULL DEFAULT 0,
+    retried bigint NOT NULL DEFAULT 0,
+    CONSTRAINT work_activity_pkey PRIMARY KEY (minute, kind)
+);
+COMMENT ON TABLE work_activity IS 'Items ended per minute and kind, as the workers counted them (docs/adr/0040).';
+
+CREATE TABLE work_depth (
+    minute timestamp with time zone NOT NULL,
+    kind text NOT NULL,
+    queued bigint NOT NULL,
+    delayed bigint NOT NULL,
+    running bigint NOT NULL,
+    CONSTRAINT work_depth_pkey PRIMARY KEY (minute, kind)
+);
+COMMENT ON TABLE work_depth IS 'Queued, delayed and running items per kind, sampled once a minute (docs/adr/0040).';
 
 CREATE TABLE work_items (
     id bigint NOT NULL GENERATED ALWAYS AS IDENTITY,

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from workqueue.adapters.memory import InMemoryState, InMemoryWorkMonitor
+from workqueue.adapters.memory import InMemoryActivityLog, InMemoryState, InMemoryWorkMonitor
+from workqueue.adapters.testing.clock import FakeClock
 from workqueue.adapters.testing.contract import MemoryContractFixtures, WorkQueueContractSuite
+from workqueue.adapters.testing.contract.activity import ActivityContract, ActivityFixtures
 from workqueue.adapters.testing.contract.monitoring import MonitoringContract, MonitoringFixtures
-from workqueue.domain import WorkMonitor
+from workqueue.domain import ActivityLog, WorkMonitor
 
 
 class MemoryFixtures(MemoryContractFixtures):
@@ -25,4 +27,14 @@ class MemoryMonitorFixtures(MemoryFixtures, MonitoringFixtures):
 
 
 class TestInMemoryMonitor(MonitoringContract, MemoryMonitorFixtures):
+    pass
+
+
+class MemoryActivityFixtures(MemoryFixtures, ActivityFixtures):
+    @pytest.fixture
+    def activity_log(self, state: InMemoryState, clock: FakeClock) -> ActivityLog:
+        return InMemoryActivityLog(state, clock)
+
+
+class TestInMemoryActivity(ActivityContract, MemoryActivityFixtures):
     pass

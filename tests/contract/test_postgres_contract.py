@@ -11,11 +11,12 @@ from collections.abc import Iterator
 import asyncpg
 import pytest
 
-from workqueue.adapters.postgres import PostgresWorkMonitor
+from workqueue.adapters.postgres import PostgresActivityLog, PostgresWorkMonitor
 from workqueue.adapters.testing.contract import WorkQueueContractSuite, store_state_machine
+from workqueue.adapters.testing.contract.activity import ActivityContract, ActivityFixtures
 from workqueue.adapters.testing.contract.monitoring import MonitoringContract, MonitoringFixtures
 from workqueue.adapters.testing.postgres import PostgresContractFixtures, PostgresSubjects
-from workqueue.domain import WorkMonitor
+from workqueue.domain import ActivityLog, WorkMonitor
 
 
 class PostgresFixtures(PostgresContractFixtures):
@@ -46,4 +47,14 @@ class PostgresMonitorFixtures(PostgresFixtures, MonitoringFixtures):
 
 
 class TestPostgresMonitor(MonitoringContract, PostgresMonitorFixtures):
+    pass
+
+
+class PostgresActivityFixtures(PostgresFixtures, ActivityFixtures):
+    @pytest.fixture
+    def activity_log(self, migrated_pool: asyncpg.Pool) -> ActivityLog:
+        return PostgresActivityLog(migrated_pool)
+
+
+class TestPostgresActivity(ActivityContract, PostgresActivityFixtures):
     pass

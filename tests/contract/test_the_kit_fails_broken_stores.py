@@ -99,6 +99,14 @@ IN_MEMORY: dict[str, set[str]] = {
     "TestCountsFinishedWithoutCancelled": {
         "test_finished_counts_are_every_final_status_per_kind",
     },
+    "TestSamplesEveryCall": {
+        "test_a_minute_is_sampled_once_and_the_first_sample_stays",
+        "test_of_many_workers_sampling_one_minute_at_once_one_takes_the_sample",
+    },
+    "TestCountsTheLastAddOnly": {
+        "test_counts_from_several_workers_add_up_per_minute_and_kind",
+        "test_a_count_is_kept_under_the_minute_its_time_falls_in",
+    },
     "TestClaimsPausedKinds": {
         "test_a_paused_kind_is_passed_over_and_other_kinds_are_claimed",
         "test_items_enqueued_before_and_during_the_pause_wait_then_run_in_claim_order",

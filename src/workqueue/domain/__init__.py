@@ -2,6 +2,13 @@
 
 from __future__ import annotations
 
+from workqueue.domain.activity import (
+    ACTIVITY_KEPT,
+    ActivityLog,
+    MinuteActivity,
+    MinuteCounts,
+    minute_of,
+)
 from workqueue.domain.cancel import (
     DEFAULT_CANCEL_REASON,
     MAX_CANCEL_REASON_LENGTH,
@@ -88,6 +95,7 @@ from workqueue.domain.tracing import (
 )
 
 __all__ = [
+    "ACTIVITY_KEPT",
     "CRON_ALIASES",
     "DEFAULT_CANCEL_REASON",
     "DEFAULT_MAX_PAYLOAD_BYTES",
@@ -108,6 +116,7 @@ __all__ = [
     "RETURNING_ENDINGS",
     "SNAPSHOT_JSON",
     "UNSUCCESSFUL_STATUSES",
+    "ActivityLog",
     "Backoff",
     "CancelOutcome",
     "CapSource",
@@ -135,6 +144,8 @@ __all__ = [
     "KindRegistryError",
     "Lease",
     "LeaseProgress",
+    "MinuteActivity",
+    "MinuteCounts",
     "NoTracing",
     "Overlap",
     "PayloadDefinitionError",
@@ -181,6 +192,7 @@ __all__ = [
     "claim_order",
     "is_claimable",
     "kind_name",
+    "minute_of",
     "next_claimable",
     "next_run_at",
     "progress_value",

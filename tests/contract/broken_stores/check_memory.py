@@ -17,6 +17,7 @@ from stores import (
     CompletionFreesTheSlotTooLate,
     CompletionIgnoresTheStatus,
     CountsFinishedWithoutCancelled,
+    CountsTheLastAddOnly,
     CronCatchesUp,
     CronInUtc,
     CronOverlapsAlways,
@@ -44,6 +45,7 @@ from stores import (
     ReleaseForgetsStalls,
     RetryLeavesTheItemRunning,
     RetryRunsAtOnce,
+    SamplesEveryCall,
     SnoozeCountsAFailure,
     StallSpendsARetry,
 )
@@ -51,8 +53,9 @@ from stores import (
 from workqueue.adapters.memory import InMemoryState
 from workqueue.adapters.testing import FakeClock
 from workqueue.adapters.testing.contract import MemoryContractFixtures, WorkQueueContractSuite
+from workqueue.adapters.testing.contract.activity import ActivityContract, ActivityFixtures
 from workqueue.adapters.testing.contract.monitoring import MonitoringContract, MonitoringFixtures
-from workqueue.domain import WorkMonitor, WorkQueue, WorkStore
+from workqueue.domain import ActivityLog, WorkMonitor, WorkQueue, WorkStore
 
 
 class TestIgnoresLeaseDuration(WorkQueueContractSuite, MemoryContractFixtures):
@@ -246,3 +249,15 @@ class TestCountsFinishedWithoutCancelled(
     @pytest.fixture
     def monitor(self, state: InMemoryState) -> WorkMonitor:
         return CountsFinishedWithoutCancelled(state)
+
+
+class TestSamplesEveryCall(ActivityContract, MemoryContractFixtures, ActivityFixtures):
+    @pytest.fixture
+    def activity_log(self, state: InMemoryState, clock: FakeClock) -> ActivityLog:
+        return SamplesEveryCall(state, clock)
+
+
+class TestCountsTheLastAddOnly(ActivityContract, MemoryContractFixtures, ActivityFixtures):
+    @pytest.fixture
+    def activity_log(self, state: InMemoryState, clock: FakeClock) -> ActivityLog:
+        return CountsTheLastAddOnly(state, clock)

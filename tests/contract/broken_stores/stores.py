@@ -16,7 +16,12 @@ from zoneinfo import ZoneInfo
 
 from pydantic import JsonValue
 
-from workqueue.adapters.memory import InMemoryWorkMonitor, InMemoryWorkQueue, InMemoryWorkStore
+from workqueue.adapters.memory import (
+    InMemoryActivityLog,
+    InMemoryWorkMonitor,
+    InMemoryWorkQueue,
+    InMemoryWorkStore,
+)
 from workqueue.adapters.memory.due import kind_is_due
 from workqueue.adapters.postgres import PostgresWorkQueue, PostgresWorkStore
 from workqueue.adapters.postgres.channel import CHANNEL
@@ -35,6 +40,7 @@ from workqueue.domain import (
     KindPause,
     Lease,
     LeaseProgress,
+    MinuteCounts,
     Overlap,
     ProgressSnapshot,
     RecoveryResult,
@@ -443,6 +449,25 @@ class CountsFinishedWithoutCancelled(InMemoryWorkMonitor):
     async def count_finished(self) -> dict[tuple[str, WorkStatus], int]:
         counts = await super().count_finished()
         return {key: count for key, count in counts.items() if key[1] is not WorkStatus.CANCELLED}
+
+
+class SamplesEveryCall(InMemoryActivityLog):
+    """Takes a depth sample at every call, over the minute's first one."""
+
+    async def sample_depth(self, minute: datetime) -> bool:
+        self._state.depth.pop(minute.replace(second=0, microsecond=0), None)
+        return await super().sample_depth(minute)
+
+
+class CountsTheLastAddOnly(InMemoryActivityLog):
+    """Keeps the counts of a minute and kind as last added, instead of adding them up."""
+
+    async def add_counts(self, counts: Sequence[MinuteCounts]) -> None:
+        for count in counts:
+            self._state.activity.pop(
+                (count.minute.replace(second=0, microsecond=0), count.kind), None
+            )
+            await super().add_counts([count])
 
 
 class CancelsRunningItemsAtOnce(InMemoryWorkStore):

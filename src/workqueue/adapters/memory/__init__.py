@@ -6,6 +6,7 @@ as the PostgreSQL adapters share a database.
 
 from __future__ import annotations
 
+from workqueue.adapters.memory.activity import InMemoryActivityLog
 from workqueue.adapters.memory.monitor import InMemoryWorkMonitor
 from workqueue.adapters.memory.notifications import InMemoryWorkNotifications
 from workqueue.adapters.memory.queue import InMemoryWorkQueue
@@ -14,6 +15,7 @@ from workqueue.adapters.memory.store import InMemoryWorkStore
 from workqueue.adapters.memory.tokens import InMemoryRefreshTokenStore
 
 __all__ = [
+    "InMemoryActivityLog",
     "InMemoryRefreshTokenStore",
     "InMemoryState",
     "InMemoryWorkMonitor",

@@ -60,6 +60,9 @@ class InMemoryState:
     - ``caps``: the capped kinds, by kind (docs/adr/0035), and ``slots``:
       ``work_kind_slots``: each capped kind's slots, in slot order, each the id of
       the running item that holds it or None when free.
+    - ``activity``: ``work_activity``: the items ended, by minute and kind, as
+      (succeeded, failed, retried); ``depth``: ``work_depth``: each sampled minute's
+      (queued, delayed, running) by kind, ``""`` holding the totals (docs/adr/0040).
     - ``unavailable``: while True, every adapter call on this state raises
       :class:`~workqueue.domain.StoreUnavailableError` before touching anything, as if the
       database were down. Tests of the callers' retry paths set it.
@@ -72,6 +75,8 @@ class InMemoryState:
         self.pauses: dict[str, KindPause] = {}
         self.caps: dict[str, StoredCap] = {}
         self.slots: dict[str, list[int | None]] = {}
+        self.activity: dict[tuple[datetime, str], tuple[int, int, int]] = {}
+        self.depth: dict[datetime, dict[str, tuple[int, int, int]]] = {}
         self.unavailable = False
         self._item_ids = itertools.count(1)
         self._token_ids = itertools.count(1)

@@ -17,6 +17,7 @@ database and prints (or writes, or checks) ``docs/schema.sql``.
 
 from __future__ import annotations
 
+from workqueue.adapters.postgres.activity import PostgresActivityLog
 from workqueue.adapters.postgres.migrations import (
     MigrationError,
     SchemaNotCurrentError,
@@ -44,6 +45,7 @@ __all__ = [
     "DEFAULT_POOL_MAX_SIZE",
     "DEFAULT_POOL_MIN_SIZE",
     "MigrationError",
+    "PostgresActivityLog",
     "PostgresRefreshTokenStore",
     "PostgresWorkMonitor",
     "PostgresWorkNotifications",
