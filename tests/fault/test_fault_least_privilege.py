@@ -36,6 +36,7 @@ GRANT SELECT ON workqueue_migrations TO {role};
 GRANT SELECT, INSERT, UPDATE ON work_schedules TO {role};
 GRANT SELECT ON work_kind_controls, work_kind_pauses TO {role};
 GRANT SELECT, UPDATE ON work_kind_slots TO {role};
+GRANT SELECT, INSERT, UPDATE, DELETE ON work_activity, work_depth TO {role};
 """
 
 
@@ -130,12 +131,16 @@ async def test_a_worker_connected_as_the_least_privilege_role_runs_both_periodic
         )
         worker.send(signal.SIGTERM)
         assert await worker.exit_status() == 0, worker.output()
+        charted = await owner.fetchval("SELECT sum(succeeded) FROM work_activity")
+        sampled = await owner.fetchval("SELECT count(*) FROM work_depth WHERE kind = ''")
     finally:
         worker.close()
         await owner.close()
 
     assert tokens_left == 0
     assert "ERROR" not in worker.output()
+    assert "WARNING" not in worker.output()
+    assert (charted, sampled >= 1) == (2, True)
     assert status.returncode == 0, status.stderr
     assert json.loads(status.stdout)["counts"]["token_cleanup"]["succeeded"] == 1
     assert schedules.returncode == 0, schedules.stderr

@@ -16,6 +16,7 @@ import logging
 from collections import Counter
 from datetime import datetime
 
+from workqueue.application.activity import ActivityRecorder
 from workqueue.application.execution import ExecutionOutcome, ExecutionStatus
 from workqueue.domain import Clock
 
@@ -64,10 +65,12 @@ class Tally:
     (:meth:`log`), which starts the next stretch of a run still going on.
 
     :param clock: what the stretch is timed on.
+    :param activity: also counts each item, by minute, for the charts (docs/adr/0040).
     """
 
-    def __init__(self, clock: Clock) -> None:
+    def __init__(self, clock: Clock, activity: ActivityRecorder | None = None) -> None:
         self._clock = clock
+        self._activity = activity
         self._counts: RunCounts = Counter()
         # When the stretch counted began; set by begin() before the first item is added.
         self._began: datetime
@@ -79,6 +82,8 @@ class Tally:
     def add(self, outcome: ExecutionOutcome) -> None:
         """Count one item run."""
         self._counts[outcome.status, outcome.kind] += 1
+        if self._activity is not None:
+            self._activity.add(outcome)
 
     def log(self) -> None:
         """Log what the items run since the stretch began came to, if any; start a new one.

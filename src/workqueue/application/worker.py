@@ -4,7 +4,8 @@ The worker runs each of its executors in a lane (:mod:`workqueue.application.lan
 one executor is one lane, ``WORKQUEUE_CONCURRENCY`` executors are as many), and
 keeps one recovery pass, one scheduler and one notification wait for them all.
 Each cycle recovers expired leases, enqueues the periodic kinds that are due,
-writes the lanes' count line (:mod:`workqueue.application.tally`) and wakes one
+writes the lanes' count line (:mod:`workqueue.application.tally`), adds what they
+ran to the activity by minute (:mod:`workqueue.application.activity`) and wakes one
 sleeping lane, which runs items until none is claimable, waking one more lane with
 every item it claims. Then the worker idles for the poll interval, woken early by
 a work notification (where the store offers them), by the run_at of the next
@@ -30,6 +31,7 @@ from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
+from workqueue.application.activity import ActivityRecorder
 from workqueue.application.execution import seconds_text
 from workqueue.application.executor import WorkExecutor
 from workqueue.application.lanes import ExecutorLanes
@@ -58,6 +60,8 @@ class Worker:
     :param poll_interval: how long to idle between cycles, and to wait after a failed one.
     :param notifications: wakes the idle worker early when work may have arrived for
         one of the executor's kinds.
+    :param activity: counts the items run by minute for the charts, and adds them to
+        the store at every cycle (docs/adr/0040); None records nothing.
     :raises ValueError: if ``poll_interval`` is not positive, or no executor is given.
     :raises TypeError: if ``poll_interval`` is not a :class:`~datetime.timedelta`.
     """
@@ -71,13 +75,15 @@ class Worker:
         clock: Clock,
         poll_interval: timedelta = DEFAULT_POLL_INTERVAL,
         notifications: WorkNotifications | None = None,
+        activity: ActivityRecorder | None = None,
     ) -> None:
         if not isinstance(poll_interval, timedelta):
             raise TypeError(f"poll_interval must be a timedelta, not {poll_interval!r}")
         if not poll_interval > timedelta(0):
             raise ValueError(f"poll_interval must be positive, not {seconds_text(poll_interval)}")
         executors = (executor,) if isinstance(executor, WorkExecutor) else tuple(executor)
-        self._tally = Tally(clock)
+        self._tally = Tally(clock, activity)
+        self._activity = activity
         self._lanes = ExecutorLanes(executors, self._tally)
         self._executor = executors[0]
         self._concurrency = len(executors)
@@ -135,7 +141,20 @@ class Worker:
                     await lanes
                 finally:
                     self._tally.log()
+                await self._record_the_last_activity()
                 logger.info("worker %s stopped", self._executor.worker_id)
+
+    async def _record_the_last_activity(self) -> None:
+        """Add what the lanes ran since the last cycle to the activity, if the store answers."""
+        if self._activity is not None:
+            try:
+                await self._activity.run_once()
+            except StoreUnavailableError:
+                logger.warning(
+                    "worker %s stopped without recording its last activity: the store is"
+                    " unreachable",
+                    self._executor.worker_id,
+                )
 
     async def _cycles(self) -> None:
         """Cycle until stopped: a full cycle first, after an outage, and after every poll."""
@@ -157,7 +176,7 @@ class Worker:
             full = not woken or self._clock.now() >= self._next_recovery
 
     async def _cycle(self) -> None:
-        """Recover expired leases, enqueue the due periodic kinds, log what the lanes ran.
+        """Recover expired leases, enqueue the due periodic kinds, log and record what ran.
 
         The next full cycle is due a poll interval from now. A recovery pass that
         reaches the store ends an outage.
@@ -169,6 +188,8 @@ class Worker:
         self._store_reachable()
         await self._scheduler.run_once()
         self._tally.log()
+        if self._activity is not None:
+            await self._activity.run_once()
 
     def stop(self) -> None:
         """Stop claiming, cancel the running handlers (their items are released), end :meth:`run`.

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from dependency_injector import providers
 
 from workqueue.adapters.memory import (
+    InMemoryActivityLog,
     InMemoryRefreshTokenStore,
     InMemoryState,
     InMemoryWorkMonitor,
@@ -82,6 +83,9 @@ class WorkerWorld:
         container.work_queue.override(providers.Object(self.queue))
         container.work_store.override(providers.Object(self.store))
         container.work_monitor.override(providers.Object(InMemoryWorkMonitor(self.state)))
+        container.activity_log.override(
+            providers.Object(InMemoryActivityLog(self.state, self.clock))
+        )
         container.refresh_tokens.override(providers.Object(InMemoryRefreshTokenStore(self.state)))
         container.notifications.override(providers.Object(InMemoryWorkNotifications(self.state)))
         return container

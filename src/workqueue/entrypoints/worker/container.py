@@ -27,11 +27,13 @@ from dependency_injector import containers, providers
 
 from workqueue.adapters.clock import SystemClock
 from workqueue.adapters.postgres import (
+    PostgresActivityLog,
     PostgresRefreshTokenStore,
     PostgresWorkMonitor,
     PostgresWorkStore,
 )
 from workqueue.adapters.tracing import default_tracing
+from workqueue.application.activity import ActivityRecorder
 from workqueue.application.beats import SharedHeartbeats
 from workqueue.application.completions import SharedCompletions
 from workqueue.application.execution import ExecutorSettings
@@ -226,6 +228,8 @@ class WorkerContainer(containers.DeclarativeContainer):
     refresh_tokens = providers.Singleton(PostgresRefreshTokenStore, pool)
     # Read-only: what `workqueue status` and `workqueue web` show.
     work_monitor = providers.Singleton(PostgresWorkMonitor, pool)
+    # The fleet's activity by minute, for the web view's charts (docs/adr/0040).
+    activity_log = providers.Singleton(PostgresActivityLog, pool)
     notifications = providers.Resource(
         open_notifications,
         database,
@@ -345,6 +349,8 @@ class WorkerContainer(containers.DeclarativeContainer):
     recovery = providers.Singleton(
         LeaseRecovery, counted_work_store, max_stalls=settings.provided.max_stalls
     )
+    # What the lanes ran, by minute, added to activity_log at every cycle.
+    activity = providers.Singleton(ActivityRecorder, activity_log, clock)
     worker = providers.Singleton(
         Worker,
         executor=executors,
@@ -353,6 +359,7 @@ class WorkerContainer(containers.DeclarativeContainer):
         clock=clock,
         poll_interval=settings.provided.poll_interval,
         notifications=notifications,
+        activity=activity,
     )
 
 
