@@ -24,7 +24,8 @@ from typing import Any
 
 import httpx
 import pytest
-from e2e_support import Spawner, cli_argv, worker_env
+from e2e_support import Spawner, cli_argv, script_argv, worker_env
+from e2e_worker_script import Nap
 
 from workqueue.adapters.clock import SystemClock
 from workqueue.adapters.postgres import (
@@ -34,7 +35,12 @@ from workqueue.adapters.postgres import (
     create_pool,
 )
 from workqueue.adapters.testing.contract.kinds import AlphaJob, BetaJob, ContractKind
-from workqueue.domain import EnqueueRequest, HeartbeatAnswer, RunOutcome, TokenCleanup
+from workqueue.domain import (
+    EnqueueRequest,
+    HeartbeatAnswer,
+    RunOutcome,
+    TokenCleanup,
+)
 
 pytestmark = pytest.mark.e2e
 
@@ -381,5 +387,54 @@ async def test_the_schedules_page_shows_each_periodic_kind_and_the_overview_each
             driver.save_screenshot(os.path.join(screenshots, "web-schedules.png"))  # type: ignore[attr-defined]
     finally:
         await store.close()
+        await queue.close()
+        await close_pool(pool)
+
+
+async def test_the_charts_are_drawn_and_change_as_a_worker_finishes_items(
+    database_url: str, browser: object, spawn: Spawner
+) -> None:
+    from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    clock = SystemClock()
+    pool = await create_pool(database_url, min_size=1, max_size=2)
+    queue = PostgresWorkQueue(pool, clock)
+    try:
+        port = free_port()
+        web = spawn(cli_argv("web", "--port", str(port)), worker_env(database_url))
+        url = f"http://127.0.0.1:{port}"
+        wait_until_healthy(url, web)
+        driver = browser
+        driver.get(f"{url}/")  # type: ignore[attr-defined]
+
+        def drawn(driver: object, chart: str, attribute: str) -> str:
+            try:
+                svg = driver.find_element(By.CSS_SELECTOR, f"#{chart} svg")  # type: ignore[attr-defined]
+                return str(svg.get_attribute(attribute))
+            except (StaleElementReferenceException, NoSuchElementException):
+                return ""  # replaced by the live refresh meanwhile
+
+        assert drawn(driver, "throughput-chart", "data-total") == "0"
+        assert "nothing yet" in text_of(driver, By.ID, "throughput-chart")
+        driver.execute_script("window.notReloaded = 'still here'")  # type: ignore[attr-defined]
+
+        spawn(script_argv("worker"), worker_env(database_url))
+        for _ in range(3):
+            await queue.enqueue(Nap(seconds=0.01))
+        WebDriverWait(driver, 30).until(lambda d: drawn(d, "throughput-chart", "data-total") == "3")
+        # The worker sampled the depth of its first minute, the items still queued or not.
+        WebDriverWait(driver, 15).until(lambda d: drawn(d, "depth-chart", "data-latest") != "")
+        for _ in range(2):
+            await queue.enqueue(Nap(seconds=0.01))
+        WebDriverWait(driver, 30).until(lambda d: drawn(d, "throughput-chart", "data-total") == "5")
+        assert "5 succeeded" in str(
+            driver.find_element(By.CSS_SELECTOR, "#throughput-chart svg").get_attribute(  # type: ignore[attr-defined]
+                "aria-label"
+            )
+        )
+        assert driver.execute_script("return window.notReloaded") == "still here"  # type: ignore[attr-defined]
+    finally:
         await queue.close()
         await close_pool(pool)

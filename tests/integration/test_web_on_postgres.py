@@ -171,8 +171,8 @@ async def reader_role(database_url: str, postgres_admin_url: str) -> AsyncIterat
     try:
         await admin.execute(f"CREATE ROLE {role} LOGIN PASSWORD '{PASSWORD}'")
         await owner.execute(
-            "GRANT SELECT ON work_items, work_schedules, work_kind_pauses, work_kind_controls"
-            f" TO {role}"
+            "GRANT SELECT ON work_items, work_schedules, work_kind_pauses, work_kind_controls,"
+            f" work_activity, work_depth TO {role}"
         )
         yield role
     finally:

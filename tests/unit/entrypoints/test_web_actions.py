@@ -657,7 +657,10 @@ class TestPause:
         assert 'formaction="/kinds/token_cleanup/resume"' in row
         assert "/pause" not in row
         assert 'formaction="/kinds/work_item_retention/pause"' in html
-        assert 'data-live-src="/fragments/overview?kind=&amp;status=&amp;after=0"' in html
+        assert (
+            'data-live-src="/fragments/overview?kind=&amp;status=&amp;after=0&amp;window=hour"'
+            in html
+        )
 
     async def test_a_pause_is_logged_with_what_it_did(
         self, world: WebWorld, caplog: pytest.LogCaptureFixture

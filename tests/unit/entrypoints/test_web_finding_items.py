@@ -164,7 +164,10 @@ class TestTheStatusFilter:
         queued_row = f'href="/items/{queued.id}">#{queued.id}</a></td>\n        <td>token_cleanup'
         assert queued_row not in html
         assert '<option value="running" selected>running</option>' in html
-        assert 'data-live-src="/fragments/overview?kind=&amp;status=running&amp;after=0"' in html
+        assert (
+            'data-live-src="/fragments/overview?kind=&amp;status=running&amp;after=0&amp;window=hour"'
+            in html
+        )
 
     async def test_queued_shows_only_the_queued_items(self, world: WebWorld) -> None:
         await world.running()
@@ -258,9 +261,13 @@ class TestTheKindFilter:
             )
 
         assert (
-            f'href="/?kind=token_cleanup&amp;status=queued&amp;after={ids[49]}">Next page'
+            'href="/?kind=token_cleanup&amp;status=queued&amp;window=hour'
+            f'&amp;after={ids[49]}">Next page'
         ) in first.text
-        assert 'href="/?kind=token_cleanup&amp;status=queued">First page' in second.text
+        assert (
+            'href="/?kind=token_cleanup&amp;status=queued&amp;window=hour">First page'
+            in second.text
+        )
 
     async def test_the_filter_form_sits_outside_the_live_region_with_a_way_back(
         self, world: WebWorld

@@ -98,7 +98,10 @@ class TestOverview:
         assert response.headers["content-type"].startswith("text/html")
         html = response.text
         assert "Read-only." in html
-        assert 'data-live-src="/fragments/overview?kind=&amp;status=&amp;after=0"' in html
+        assert (
+            'data-live-src="/fragments/overview?kind=&amp;status=&amp;after=0&amp;window=hour"'
+            in html
+        )
         assert f'id="running-{running.id}"' in html
         assert "host:42:abc" in html
         assert "2.0 s" in html  # heartbeat age
@@ -254,11 +257,11 @@ class TestQueued:
             first = (await client.get("/")).text
             second = (await client.get("/", params={"after": ids[49]})).text
 
-        assert f'href="/?kind=&amp;status=&amp;after={ids[49]}">Next page' in first
+        assert f'href="/?kind=&amp;status=&amp;window=hour&amp;after={ids[49]}">Next page' in first
         assert "First page" not in first
         assert f'href="/items/{ids[50]}"' in second
         assert f'href="/items/{ids[0]}"' not in second
-        assert 'href="/?kind=&amp;status=">First page' in second
+        assert 'href="/?kind=&amp;status=&amp;window=hour">First page' in second
         assert "Next page" not in second
         assert f"after={ids[49]}" in re.search(r'data-live-src="([^"]*)"', second)[1]  # type: ignore[index]
 

@@ -17,6 +17,7 @@ import httpx
 from worker_world import FakeSchema
 
 from workqueue.adapters.memory import (
+    InMemoryActivityLog,
     InMemoryState,
     InMemoryWorkMonitor,
     InMemoryWorkQueue,
@@ -157,6 +158,7 @@ class WebWorld:
         self.store = PostgresLikeStore(self.state, self.clock)
         self.monitor = PostgresLikeMonitor(self.state)
         self.overview = OverviewReader(self.monitor, self.clock, kinds=KINDS)
+        self.activity = InMemoryActivityLog(self.state, self.clock)
 
     @asynccontextmanager
     async def client(
@@ -186,6 +188,7 @@ class WebWorld:
             clock=self.clock,
             actions=actions,
             schedules=SCHEDULES,
+            activity=self.activity,
         )
         app = create_app(services, allowed_hosts=allowed_hosts)
         transport = httpx.ASGITransport(app=app)

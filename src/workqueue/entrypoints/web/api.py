@@ -8,6 +8,8 @@
 - ``GET /api/items/{id}``: one item's whole row.
 - ``GET /api/schedules``: every periodic kind's schedule, its last run and its next.
 - ``GET /api/pauses``: every paused kind, since when and why.
+- ``GET /api/activity?kind=&window=hour|day``: the charts' buckets: items ended and
+  the queue's depth, per minute over the hour or per 15 minutes over the day.
 
 A bad parameter answers 400 and an unknown item 404, each ``{"error": "..."}``.
 """
@@ -22,6 +24,8 @@ from starlette.responses import JSONResponse
 
 from workqueue.domain import WorkItem
 from workqueue.entrypoints.timestamps import iso_timestamp
+from workqueue.entrypoints.web.activity import activity_document, read_activity
+from workqueue.entrypoints.web.charts import chart_window
 from workqueue.entrypoints.web.documents import item_document, overview_document, pause_document
 from workqueue.entrypoints.web.reads import (
     FAILURES_SHOWN,
@@ -37,6 +41,7 @@ from workqueue.entrypoints.web.reads import (
 )
 
 __all__ = [
+    "api_activity",
     "api_failures",
     "api_item",
     "api_overview",
@@ -123,3 +128,15 @@ async def api_pauses(request: Request) -> JSONResponse:
             "pauses": [pause_document(pause) for pause in pauses],
         }
     )
+
+
+async def api_activity(request: Request) -> JSONResponse:
+    """The charts' buckets (:mod:`workqueue.entrypoints.web.activity`), or 404 without a log."""
+    found = services(request)
+    kind = kind_param(request)
+    window = chart_window(request.query_params.get("window") or None)
+    if found.activity is None:
+        return JSONResponse({"error": "this view reads no activity"}, status_code=404)
+    now = found.clock.now()
+    drawn = await read_activity(found.activity, kind=kind, window=window, now=now)
+    return JSONResponse(activity_document(drawn, kind=kind, window=window, now=now))

@@ -29,6 +29,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from workqueue.domain import StoreUnavailableError
 from workqueue.entrypoints.web.api import (
+    api_activity,
     api_failures,
     api_item,
     api_overview,
@@ -177,6 +178,7 @@ def create_app(services: WebServices, *, allowed_hosts: Collection[str]) -> Star
             Route("/api/items/{item_id:int}", api_item),
             Route("/api/schedules", api_schedules),
             Route("/api/pauses", api_pauses),
+            Route("/api/activity", api_activity),
             Route("/metrics", metrics),
             Route("/healthz", healthz),
             Mount("/static", StaticFiles(packages=[("workqueue.entrypoints.web", "static")])),

@@ -67,6 +67,7 @@ class WebContainer(containers.DeclarativeContainer):
         clock=core.clock,
         actions=providers.Callable(_actions, token, core.work_store, core.work_queue, core.catalog),
         schedules=core.schedules,
+        activity=core.activity_log,
     )
     app = providers.Singleton(create_app, services, allowed_hosts=allowed_hosts)
 

@@ -21,6 +21,8 @@ from starlette.responses import RedirectResponse, Response
 
 from workqueue.domain import WorkItem
 from workqueue.entrypoints.web.actions import act, act_on_kind
+from workqueue.entrypoints.web.activity import read_activity
+from workqueue.entrypoints.web.charts import ChartWindow, chart_window, depth_svg, throughput_svg
 from workqueue.entrypoints.web.documents import item_document, overview_document
 from workqueue.entrypoints.web.lookup import (
     LISTED_STATUSES,
@@ -85,17 +87,23 @@ async def _overview_context(request: Request) -> dict[str, Any]:
     kind = kind_param(request)
     status = status_param(request)
     after = int_param(request, "after", default=0, lowest=0, highest=LARGEST_ID)
+    window = chart_window(request.query_params.get("window") or None)
     shown = shown_lists(status)
     overview = await found.overview.read()
     now = found.clock.now()
     filtered = kind is not None or status is not None
     status_text = "" if status is None else status.value
-    query = urlencode({"kind": kind or "", "status": status_text, "after": after})
+    window_text = window.value.text
+    query = urlencode(
+        {"kind": kind or "", "status": status_text, "after": after, "window": window_text}
+    )
     context: dict[str, Any] = {
         "overview": overview_document(overview),
         "kind": kind,
         "status": status_text,
         "listed_statuses": [listed.value for listed in LISTED_STATUSES],
+        "window": window_text,
+        "windows": [shape.value.text for shape in ChartWindow],
         "shown": shown,
         "filtered": filtered,
         "scanned": UNSUCCESSFUL_SCANNED,
@@ -121,6 +129,10 @@ async def _overview_context(request: Request) -> dict[str, Any]:
         lists["failures"] = narrowed(latest, kind=kind, status=status, limit=FAILURES_SHOWN)
     for name, items in lists.items():
         context[name] = [item_document(item, now) for item in items]
+    if found.activity is not None:
+        drawn = await read_activity(found.activity, kind=kind, window=window, now=now)
+        context["throughput_chart"] = throughput_svg(drawn, now=now)
+        context["depth_chart"] = depth_svg(drawn, now=now)
     return context
 
 

@@ -16,6 +16,7 @@ from starlette.requests import Request
 
 from workqueue.domain import (
     LARGEST_ITEM_ID,
+    ActivityLog,
     Clock,
     WorkItem,
     WorkMonitor,
@@ -72,6 +73,8 @@ class WebServices:
     """Cancel and requeue, when ``WORKQUEUE_WEB_TOKEN`` is set; None: read-only."""
     schedules: Sequence[WorkSchedule] = ()
     """The periodic kinds' schedules, as the worker of the same settings runs them."""
+    activity: ActivityLog | None = None
+    """The fleet's activity by minute, which the charts draw; None: no charts."""
 
 
 async def read_schedules(found: WebServices, now: datetime) -> list[dict[str, JsonValue]]:
