@@ -3,14 +3,16 @@
 Fills the (migrated) database at URL with 1,000,000 finished items (one in 50
 failed, one in 500 stalled once, finished over 30 days), 100,000 queued, 10,000
 delayed (queued to run tomorrow, at the highest priority) and 8 running items,
-unless it holds them already; starts a real ``workqueue web``
-process on it; then times sequential GETs of the overview, the running list,
-``/metrics`` and the HTML page over real HTTP, after a warm-up. Prints p50, p95
+unless it holds them already, and two days of activity by minute of ten kinds
+(what the workers keep for the charts, docs/adr/0040); starts a real ``workqueue
+web`` process on it; then times sequential GETs of the overview, the running
+list, ``/metrics``, the charts' data (the hour and the day) and the HTML page
+(which draws the charts) over real HTTP, after a warm-up. Prints p50, p95
 and the longest per route, and the time one full count of the finished items
 takes (the read the view does at most every 10 s, in the background).
 
-Targets (issues 17 and 30): the overview, the running list and ``/metrics`` at
-most 100 ms at p95 on the 2-core machine. Not a test: nothing here is collected.
+Targets (issues 17 and 30): the overview, the running list, ``/metrics`` and the
+charts' data at most 100 ms at p95 on the 2-core machine. Not a test: nothing here is collected.
 """
 
 from __future__ import annotations
@@ -30,13 +32,49 @@ import httpx
 
 FINISHED, QUEUED, DELAYED, RUNNING = 1_000_000, 100_000, 10_000, 8
 KINDS = ["import_feed", "send_mail", "token_cleanup", "work_item_retention"]
-ROUTES = ["/api/overview", "/api/running", "/metrics", "/"]
+ROUTES = [
+    "/api/overview",
+    "/api/running",
+    "/metrics",
+    "/api/activity",
+    "/api/activity?window=day",
+    "/",
+]
+CHARTED_KINDS, CHARTED_DAYS = 10, 2
 TARGET_MS = 100.0
+
+
+async def chart(connection: asyncpg.Connection) -> None:
+    """Two days of minutes of ten kinds, as the workers add them, unless they are there."""
+    if await connection.fetchval("SELECT count(*) FROM work_activity"):
+        return
+    await connection.execute(
+        """
+        INSERT INTO work_activity (minute, kind, succeeded, failed, retried)
+        SELECT date_trunc('minute', now()) - m * interval '1 minute', 'kind_' || k,
+               3000 + k, m % 7, m % 3
+        FROM generate_series(0, $1::integer * 1440 - 1) AS m,
+             generate_series(1, $2::integer) AS k
+        """,
+        CHARTED_DAYS,
+        CHARTED_KINDS,
+    )
+    await connection.execute(
+        """
+        INSERT INTO work_depth (minute, kind, queued, delayed, running)
+        SELECT date_trunc('minute', now()) - m * interval '1 minute', k, 100000, 10000, 8
+        FROM generate_series(0, $1::integer * 1440 - 1) AS m,
+             unnest(ARRAY['', 'import_feed', 'send_mail']) AS k
+        """,
+        CHARTED_DAYS,
+    )
+    await connection.execute("VACUUM ANALYZE work_activity, work_depth")
 
 
 async def fill(url: str) -> None:
     connection = await asyncpg.connect(url)
     try:
+        await chart(connection)
         held = await connection.fetchval("SELECT count(*) FROM work_items")
         if held >= FINISHED + QUEUED + DELAYED:
             print("the database holds the rows already")

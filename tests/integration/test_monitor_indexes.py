@@ -257,3 +257,124 @@ async def test_what_each_schedule_came_to_costs_a_few_pages_per_kind(
     assert reads_only_indexes(plan), scans(plan)
     assert plan["Actual Rows"] == 3
     assert pages_touched(plan) < 100, scans(plan)
+
+
+ACTIVITY_SQL = load_statements("activity.sql")
+CHARTED_KINDS = 10
+MINUTE = timedelta(minutes=1)
+
+
+@pytest.fixture(scope="module")
+def charted_database_url(
+    crowded_database_url: str,
+    run_in_fresh_loop: Callable[[Callable[[], Awaitable[None]]], None],
+) -> str:
+    """The crowded database with two days of activity by minute of ten kinds (docs/adr/0040)."""
+
+    async def chart() -> None:
+        connection = await asyncpg.connect(crowded_database_url)
+        try:
+            await connection.execute(
+                """
+                INSERT INTO work_activity (minute, kind, succeeded, failed, retried)
+                SELECT date_trunc('minute', $1::timestamptz) - m * interval '1 minute',
+                       'kind_' || k, 100 + k, m % 3, m % 2
+                FROM generate_series(0, 2 * 1440 - 1) AS m, generate_series(1, $2::integer) AS k
+                ON CONFLICT DO NOTHING
+                """,
+                NOW,
+                CHARTED_KINDS,
+            )
+            await connection.execute(
+                """
+                INSERT INTO work_depth (minute, kind, queued, delayed, running)
+                SELECT date_trunc('minute', $1::timestamptz) - m * interval '1 minute',
+                       k, 1000, 10, 4
+                FROM generate_series(0, 2 * 1440 - 1) AS m,
+                     unnest(ARRAY['', 'kind_1', 'kind_2']) AS k
+                ON CONFLICT DO NOTHING
+                """,
+                NOW,
+            )
+            await connection.execute("VACUUM ANALYZE work_activity, work_depth")
+        finally:
+            await connection.close()
+
+    run_in_fresh_loop(chart)
+    return crowded_database_url
+
+
+async def explain_and_undo(url: str, statement: str, *arguments: Any) -> dict[str, Any]:
+    """The executed plan of ``statement``, whose writes are rolled back."""
+    connection = await asyncpg.connect(url)
+    try:
+        transaction = connection.transaction()
+        await transaction.start()
+        try:
+            text = await connection.fetchval(
+                f"EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) {statement}", *arguments
+            )
+        finally:
+            await transaction.rollback()
+    finally:
+        await connection.close()
+    plan: dict[str, Any] = json.loads(text)[0]["Plan"]
+    return plan
+
+
+@pytest.mark.parametrize("kind", [None, "kind_1"], ids=["every kind", "one kind"])
+async def test_an_hour_of_the_charts_reads_its_minutes_on_the_primary_keys(
+    charted_database_url: str, kind: str | None
+) -> None:
+    since = NOW - timedelta(hours=1)
+    plan = await explain(charted_database_url, ACTIVITY_SQL["activity"], since, kind)
+
+    assert reads_only_indexes(plan), scans(plan)
+    assert indexes_read(plan) == {"work_activity_pkey", "work_depth_pkey"}
+    assert pages_touched(plan) < 100
+
+
+@pytest.mark.parametrize("kind", [None, "kind_1"], ids=["every kind", "one kind"])
+async def test_a_day_of_the_charts_reads_the_minutes_alone_never_the_items(
+    charted_database_url: str, kind: str | None
+) -> None:
+    # A day is half of what the tables ever hold (two days: ACTIVITY_KEPT), so
+    # PostgreSQL may read them whole rather than through their keys: some 200
+    # pages for ten kinds, whatever the number of items that finished.
+    since = NOW - timedelta(days=1)
+    plan = await explain(charted_database_url, ACTIVITY_SQL["activity"], since, kind)
+
+    assert {node["Relation Name"] for node in nodes(plan) if "Relation Name" in node} == {
+        "work_activity",
+        "work_depth",
+    }
+    assert pages_touched(plan) < 400
+
+
+async def test_a_depth_sample_counts_the_live_items_on_their_partial_indexes(
+    charted_database_url: str,
+) -> None:
+    minute = NOW.replace(second=0, microsecond=0) + MINUTE
+    plan = await explain_and_undo(
+        charted_database_url, ACTIVITY_SQL["sample_depth"], minute, minute - timedelta(days=2)
+    )
+
+    items = {index for node_type, index in scans(plan) if index and index.startswith("work_items")}
+    assert items == {"work_items_queued_by_kind", "work_items_delayed", "work_items_running"}
+    assert all(
+        node_type == "Index Only Scan"
+        for node_type, index in scans(plan)
+        if index is not None and index.startswith("work_items")
+    )
+    assert heap_fetches(plan) < 100
+
+
+async def test_a_minute_already_sampled_counts_nothing(charted_database_url: str) -> None:
+    minute = NOW.replace(second=0, microsecond=0)
+    plan = await explain_and_undo(
+        charted_database_url, ACTIVITY_SQL["sample_depth"], minute, minute - timedelta(days=2)
+    )
+
+    counted = [node for node in nodes(plan) if node.get("Relation Name") == "work_items"]
+    assert counted
+    assert all(node["Actual Loops"] == 0 for node in counted)

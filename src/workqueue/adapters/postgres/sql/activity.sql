@@ -87,7 +87,8 @@ depth AS (
            CASE WHEN $2::text IS NULL THEN total.running ELSE coalesce(own.running, 0) END
                AS running
     FROM work_depth AS total
-    LEFT JOIN work_depth AS own ON own.minute = total.minute AND own.kind = $2::text
+    LEFT JOIN work_depth AS own
+        ON own.minute = total.minute AND own.kind = $2::text AND own.minute >= $1::timestamptz
     WHERE total.minute >= $1::timestamptz AND total.kind = ''
 )
 SELECT minute,
