@@ -174,6 +174,34 @@ class TestAnUnreachableStore:
 
         assert counts_of(await log.activity(minute, kind=ALPHA)) == [(minute, 1, 1, 0)]
 
+    async def test_counts_added_while_the_failed_write_was_under_way_are_kept_beside_them(
+        self, clock: FakeClock
+    ) -> None:
+        class LaneEndsItemsMeanwhile(InMemoryActivityLog):
+            """The first write fails after a lane ended two more items while it was out."""
+
+            failed = False
+
+            async def add_counts(self, counts: Sequence[MinuteCounts]) -> None:
+                if not self.failed:
+                    self.failed = True
+                    recorder.add(ended(ExecutionStatus.SUCCEEDED))
+                    recorder.add(ended(ExecutionStatus.FAILED))
+                    raise StoreUnavailableError("down")
+                await super().add_counts(counts)
+
+        log = LaneEndsItemsMeanwhile(InMemoryState(), clock)
+        recorder = ActivityRecorder(log, clock)
+        recorder.add(ended(ExecutionStatus.SUCCEEDED))
+        recorder.add(ended(ExecutionStatus.RETRIED))
+
+        with pytest.raises(StoreUnavailableError):
+            await recorder.run_once()
+        await recorder.run_once()
+
+        minute = minute_of(clock.now())
+        assert counts_of(await log.activity(minute, kind=ALPHA)) == [(minute, 2, 1, 1)]
+
     async def test_counts_already_added_are_not_added_again_when_the_sample_fails(
         self, recorder: ActivityRecorder, log: FlakyLog, clock: FakeClock
     ) -> None:
