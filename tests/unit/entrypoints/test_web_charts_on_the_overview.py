@@ -5,10 +5,14 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+import httpx
 import pytest
-from web_world import WebWorld
+from web_world import HOST, WebWorld
 
 from workqueue.domain import MinuteCounts, TokenCleanup, minute_of
+from workqueue.entrypoints.timestamps import iso_timestamp
+from workqueue.entrypoints.web.app import create_app
+from workqueue.entrypoints.web.reads import WebServices
 
 CLEANUP, RETENTION = "token_cleanup", "work_item_retention"
 
@@ -110,10 +114,12 @@ class TestTheActivityApi:
             answer = (await client.get("/api/activity", params={"kind": CLEANUP})).json()
 
         assert (answer["window"], answer["kind"]) == ("hour", CLEANUP)
+        assert answer["now"] == iso_timestamp(world.clock.now())
         buckets = answer["buckets"]
         assert len(buckets) == 60
         last = buckets[-1]
         assert last["start"] == minute.isoformat().replace("+00:00", "Z")
+        assert last["end"] == iso_timestamp(minute + timedelta(minutes=1))
         assert (last["succeeded"], last["failed"], last["retried"]) == (30, 0, 2)
         assert (last["queued"], last["delayed"], last["running"]) == (1, 0, 0)
         assert (buckets[-3]["succeeded"], buckets[-3]["failed"], buckets[-3]["queued"]) == (
@@ -130,3 +136,20 @@ class TestTheActivityApi:
 
         assert (answer["window"], answer["kind"], len(answer["buckets"])) == ("day", None, 96)
         assert sum(bucket["succeeded"] for bucket in answer["buckets"]) == 2235
+
+
+class TestAViewThatReadsNoActivity:
+    async def test_it_draws_no_charts_and_its_api_says_so(self, world: WebWorld) -> None:
+        services = WebServices(
+            monitor=world.monitor, overview=world.overview, schema=world.schema, clock=world.clock
+        )
+        app = create_app(services, allowed_hosts=(HOST,))
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url=f"http://{HOST}") as client:
+            page = await client.get("/")
+            api = await client.get("/api/activity")
+        await world.overview.close()
+
+        assert page.status_code == 200
+        assert 'id="charts"' not in page.text
+        assert (api.status_code, api.json()) == (404, {"error": "this view reads no activity"})
