@@ -52,8 +52,8 @@ class ActivityRecorder:
         self._counts: _Counts = {}
         # The last minute this worker offered a depth sample for.
         self._offered: datetime | None = None
-        # Set while the log fails with an error already logged.
-        self._failing = False
+        # The failure of the log that was logged, until the log works again.
+        self._warning: str | None = None
 
     def add(self, outcome: ExecutionOutcome) -> None:
         """Count ``outcome`` under the minute it ended in, if it is an ending charted."""
@@ -79,18 +79,16 @@ class ActivityRecorder:
         except Exception as error:  # a chart never stops the work
             self._failed(error)
             return
-        if minute == self._offered:
-            self._failing = False
-            return
-        try:
-            await self._log.sample_depth(minute)
-        except StoreUnavailableError:
-            raise
-        except Exception as error:  # a chart never stops the work
-            self._failed(error)
-            return
-        self._offered = minute
-        self._failing = False
+        if minute != self._offered:
+            try:
+                await self._log.sample_depth(minute)
+            except StoreUnavailableError:
+                raise
+            except Exception as error:  # a chart never stops the work
+                self._failed(error)
+                return
+            self._offered = minute
+        self._warning = None
 
     def _keep(self, counts: _Counts, minute: datetime) -> None:
         """Put ``counts`` back, less the minutes the log no longer keeps."""
@@ -102,10 +100,9 @@ class ActivityRecorder:
                     kept[index] += number
 
     def _failed(self, error: Exception) -> None:
-        if not self._failing:
+        """Log the first failure of a run of them."""
+        if self._warning is None:
+            self._warning = f"{type(error).__name__}: {error}"
             logger.warning(
-                "the activity by minute was not recorded (the charts miss it): %s: %s",
-                type(error).__name__,
-                error,
+                "the activity by minute was not recorded (the charts miss it): %s", self._warning
             )
-        self._failing = True
