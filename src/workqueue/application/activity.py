@@ -50,8 +50,9 @@ class ActivityRecorder:
         self._log = log
         self._clock = clock
         self._counts: _Counts = {}
-        # The last minute this worker offered a depth sample for.
-        self._offered: datetime | None = None
+        # The last minute this worker offered a depth sample for (ADR 0006: an
+        # equivalent mutant, any value that is no minute making the first cycle offer).
+        self._offered: datetime | None = None  # pragma: no mutate
         # The failure of the log that was logged, until the log works again.
         self._warning: str | None = None
 

@@ -39,7 +39,7 @@ def minute_of(moment: datetime) -> datetime:
 
     :raises ValueError: if ``moment`` is naive (every time a store keeps has a zone).
     """
-    if moment.tzinfo is None or moment.utcoffset() is None:
+    if moment.utcoffset() is None:
         raise ValueError(f"a minute of activity needs a time with a zone, not {moment!r}")
     return moment.replace(second=0, microsecond=0)
 

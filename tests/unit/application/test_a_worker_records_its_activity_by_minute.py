@@ -327,3 +327,27 @@ class TestAWorkerWithTheRecorder:
         (row,) = await log.activity(minute, kind="alpha")
         assert (row.succeeded, row.queued) == (3, 3)
         await stopped(bench, the_worker, task)
+
+    async def test_a_worker_that_stops_while_the_store_is_unreachable_says_what_it_lost(
+        self, bench: Bench, store: RoundTripStore, caplog: pytest.LogCaptureFixture
+    ) -> None:
+        caplog.set_level(logging.WARNING, logger=WORKER_LOG)
+        log = FlakyLog(bench.state, bench.clock)
+        executor = bench.executor(store=store)
+        the_worker = Worker(
+            executor=executor,
+            scheduler=WorkScheduler(bench.queue, []),
+            recovery=LeaseRecovery(store),  # type: ignore[arg-type]
+            clock=bench.clock,
+            activity=ActivityRecorder(log, bench.clock),
+        )
+        running: list[tuple[Worker, asyncio.Task[None]]] = []
+        task = await start(bench, the_worker, running)
+        log.add_errors.append(StoreUnavailableError("down"))
+
+        await stopped(bench, the_worker, task)
+
+        assert [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING] == [
+            f"worker {executor.worker_id} stopped without recording its last activity: the"
+            " store is unreachable"
+        ]

@@ -22,7 +22,7 @@ import pytest
 
 from workqueue.adapters.testing.clock import FakeClock
 from workqueue.adapters.testing.contract.fixtures import ContractFixtures
-from workqueue.adapters.testing.contract.kinds import AlphaJob, BetaJob, ContractKind
+from workqueue.adapters.testing.contract.kinds import AlphaJob, BetaJob, ContractKind, GammaJob
 from workqueue.adapters.testing.contract.race import at_once
 from workqueue.adapters.testing.contract.steps import claim
 from workqueue.domain import (
@@ -39,6 +39,7 @@ __all__ = ["ActivityContract", "ActivityFixtures"]
 
 ALPHA = ContractKind.ALPHA.value
 BETA = ContractKind.BETA.value
+GAMMA = ContractKind.GAMMA.value
 MINUTE = timedelta(minutes=1)
 
 
@@ -126,22 +127,30 @@ class ActivityContract:
             await queue.enqueue(AlphaJob(number=number))
         await queue.enqueue(AlphaJob(number=9), delay=timedelta(days=1))
         await queue.enqueue(BetaJob(label="running"))
+        await queue.enqueue(BetaJob(label="running too"))
         await queue.enqueue(BetaJob(label="later"), delay=timedelta(hours=2))
         await queue.enqueue(BetaJob(label="later too"), delay=timedelta(hours=3))
-        running = await claim(store, kinds=(BETA,))
-        assert running.payload == {"label": "running"}
+        await queue.enqueue(GammaJob(), delay=timedelta(minutes=5))
+        running = [await claim(store, kinds=(BETA,)) for _ in range(2)]
+        assert [item.payload for item in running] == [
+            {"label": "running"},
+            {"label": "running too"},
+        ]
         minute = minute_of(clock.now())
 
         assert await activity_log.sample_depth(clock.now()) is True
 
         assert await activity_log.activity(minute) == [
-            MinuteActivity(minute, None, queued=3, delayed=3, running=1)
+            MinuteActivity(minute, None, queued=3, delayed=4, running=2)
         ]
         assert await activity_log.activity(minute, kind=ALPHA) == [
             MinuteActivity(minute, ALPHA, queued=3, delayed=1, running=0)
         ]
         assert await activity_log.activity(minute, kind=BETA) == [
-            MinuteActivity(minute, BETA, queued=0, delayed=2, running=1)
+            MinuteActivity(minute, BETA, queued=0, delayed=2, running=2)
+        ]
+        assert await activity_log.activity(minute, kind=GAMMA) == [
+            MinuteActivity(minute, GAMMA, queued=0, delayed=1, running=0)
         ]
 
     async def test_a_kind_with_no_items_in_a_sampled_minute_reads_zeros_and_none_unsampled(
