@@ -36,8 +36,8 @@ def test_statements_are_split_at_their_name_lines() -> None:
 
 
 def test_looking_up_a_missing_statement_names_the_file() -> None:
-    with pytest.raises(KeyError, match=r"store\.sql defines no statement named 'nope'"):
-        load_statements("store.sql")["nope"]
+    with pytest.raises(KeyError, match=r"tokens\.sql defines no statement named 'nope'"):
+        load_statements("tokens.sql")["nope"]
 
 
 @pytest.mark.parametrize(
