@@ -35,13 +35,22 @@ FROM work_items
 WHERE status = 'queued' AND NOT delayed AND kind = ANY ({{served_kinds}})
 ORDER BY priority DESC, id
 
+-- fragment: due_items
+-- The queued items that waited for their run_at and whose run_at has come ($3
+-- now), of any kind, those that waited longest first, at most 1000 a statement,
+-- locked FOR UPDATE SKIP LOCKED: one descent of work_items_due, which finds
+-- nothing at once while the items only wait. Every claim statement's `due`.
+SELECT id, priority, kind
+FROM work_items
+WHERE status = 'queued' AND delayed AND run_at <= $3::timestamptz
+ORDER BY run_at
+LIMIT 1000
+FOR UPDATE SKIP LOCKED
+
 -- fragment: claimable
 -- The next claimable items, as the CTEs `due` and `candidate`, after the
--- statement's own `ready` (ready_items with its LIMIT). due: the queued items
--- that waited for their run_at and whose run_at has come ($3 now), of any kind,
--- those that waited longest first, at most 1000 a statement, locked like
--- ready's: one descent of work_items_due, which finds nothing at once while the
--- items only wait. candidate: ready, and the due items of the kinds $1. The
+-- statement's own `ready` (ready_items with its LIMIT). due: due_items.
+-- candidate: ready, and the due items of the kinds $1. The
 -- statement takes the first of them in claim order as `next`, and says in
 -- `undelay` whether due items are left that it did not claim (of every kind):
 -- the store then runs `undelay`, which clears their flag so that the next
@@ -53,12 +62,7 @@ ORDER BY priority DESC, id
 -- for every kind, rather than one per kind served: a claim's cost then rose by
 -- a tenth, not by half (bench/README.md).
 due AS MATERIALIZED (
-    SELECT id, priority, kind
-    FROM work_items
-    WHERE status = 'queued' AND delayed AND run_at <= $3::timestamptz
-    ORDER BY run_at
-    LIMIT 1000
-    FOR UPDATE SKIP LOCKED
+    {{due_items}}
 ),
 candidate AS (
     SELECT id, priority FROM ready
@@ -362,12 +366,7 @@ ready AS MATERIALIZED (
     ) AS w
 ),
 due AS MATERIALIZED (
-    SELECT id, priority, kind
-    FROM work_items
-    WHERE status = 'queued' AND delayed AND run_at <= $3::timestamptz
-    ORDER BY run_at
-    LIMIT 1000
-    FOR UPDATE SKIP LOCKED
+    {{due_items}}
 ),
 candidate AS (
     SELECT c.id, c.priority, c.kind, k.room,
