@@ -2,7 +2,7 @@
 -- Generated from the catalog by workqueue.adapters.postgres.schema; do not edit by hand:
 --   python -m workqueue.adapters.postgres.schema --database-url URL --write docs/schema.sql
 -- tests/integration/test_schema_doc.py fails when this file is stale.
--- Migrations applied: 0001_work_items, 0002_refresh_tokens, 0003_claim_in_fifo_order, 0004_monitoring_indexes, 0005_cancelled_items, 0006_delays_and_priorities, 0007_retries_snoozes_and_results, 0008_cron_schedules, 0009_kind_pauses, 0010_trace_context, 0011_kind_caps, 0012_activity_by_minute.
+-- Migrations applied: 0001_work_items, 0002_refresh_tokens, 0003_claim_in_fifo_order, 0004_monitoring_indexes, 0005_cancelled_items, 0006_delays_and_priorities, 0007_retries_snoozes_and_results, 0008_cron_schedules, 0009_kind_pauses, 0010_trace_context, 0011_kind_caps, 0012_activity_by_minute, 0013_items_by_dedup_key.
 
 CREATE TABLE refresh_tokens (
     id bigint NOT NULL GENERATED ALWAYS AS IDENTITY,
@@ -104,6 +104,8 @@ COMMENT ON COLUMN work_items.snoozes IS 'How many times the handler asked to run
 COMMENT ON COLUMN work_items.result IS 'What the handler returned when it succeeded (JSON), or null.';
 COMMENT ON COLUMN work_items.trace_context IS 'The trace context of the enqueue (W3C traceparent, tracestate), or null (docs/adr/0038).';
 COMMENT ON COLUMN work_items.slot IS 'The slot of work_kind_slots a running item of a capped kind holds; null for others (docs/adr/0035).';
+CREATE INDEX work_items_by_dedup_key ON public.work_items USING btree (dedup_key, id DESC) WHERE (dedup_key IS NOT NULL);
+COMMENT ON INDEX work_items_by_dedup_key IS 'Admin view: the items of every kind and status with a dedup key, newest first (partial on a key, so items without one cost nothing).';
 CREATE INDEX work_items_claim ON public.work_items USING btree (priority DESC, id) WHERE ((status = 'queued'::text) AND (NOT delayed));
 COMMENT ON INDEX work_items_claim IS 'Claim: the queued items not waiting for their run_at, in claim order (priority DESC, id), for any set of kinds.';
 CREATE INDEX work_items_claim_by_kind ON public.work_items USING btree (kind, priority DESC, id) WHERE ((status = 'queued'::text) AND (delayed IS NOT TRUE));

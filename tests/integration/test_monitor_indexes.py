@@ -378,3 +378,71 @@ async def test_a_minute_already_sampled_counts_nothing(charted_database_url: str
     counted = [node for node in nodes(plan) if node.get("Relation Name") == "work_items"]
     assert counted
     assert all(node["Actual Loops"] == 0 for node in counted)
+
+
+KEYED_ROWS = 20_000
+KEYS = 10_000
+
+
+@pytest.fixture(scope="module")
+def keyed_database_url(
+    crowded_database_url: str,
+    run_in_fresh_loop: Callable[[Callable[[], Awaitable[None]]], None],
+) -> str:
+    """The crowded database with a few finished items under dedup keys, two per key."""
+
+    async def key() -> None:
+        connection = await asyncpg.connect(crowded_database_url)
+        try:
+            await connection.execute(
+                """
+                INSERT INTO work_items (kind, payload, status, attempt, dedup_key, enqueued_at,
+                                        started_at, heartbeat_at, finished_at)
+                SELECT $1, '{}', 'succeeded', 1, 'invoice-' || (n % $3::integer),
+                       t, t, t, t + interval '1 second'
+                FROM generate_series(1, $2::integer) AS n,
+                     LATERAL (SELECT $4::timestamptz - interval '20 days'
+                                     + n * interval '1 minute' AS t) AS moment
+                """,
+                BETA,
+                KEYED_ROWS,
+                KEYS,
+                NOW,
+            )
+            await connection.execute("VACUUM ANALYZE work_items")
+        finally:
+            await connection.close()
+
+    run_in_fresh_loop(key)
+    return crowded_database_url
+
+
+@pytest.mark.parametrize(("key", "found"), [("invoice-42", 2), ("no-such-key", 0)])
+async def test_items_by_dedup_key_are_a_range_of_their_index_beside_the_history(
+    keyed_database_url: str, key: str, found: int
+) -> None:
+    plan = await explain(keyed_database_url, MONITOR_SQL["items_by_dedup_key"], key, 50)
+
+    assert reads_only_indexes(plan), scans(plan)
+    assert indexes_read(plan) == {"work_items_by_dedup_key"}
+    assert plan["Actual Rows"] == found
+    assert pages_touched(plan) < 20
+
+
+async def test_the_dedup_key_index_holds_only_the_items_with_a_key(
+    keyed_database_url: str,
+) -> None:
+    connection = await asyncpg.connect(keyed_database_url)
+    try:
+        keyed, every = await connection.fetchrow(
+            "SELECT pg_relation_size('work_items_by_dedup_key'),"
+            " pg_relation_size('work_items_pkey')"
+        )
+    finally:
+        await connection.close()
+
+    # Half a million finished items and the backlog have no key, hence no entry:
+    # an entry of every row would make it larger than the primary key, whose
+    # entries are smaller (an id alone); the keyed thirtieth of the rows keeps it
+    # a small part of it.
+    assert keyed < every / 5

@@ -106,6 +106,15 @@ class WorkMonitor(Protocol):
         """The item with this id, or None."""
         ...
 
+    async def items_by_dedup_key(self, dedup_key: str, *, limit: int) -> list[WorkItem]:
+        """Items of any kind and any status whose dedup key is ``dedup_key``, newest first.
+
+        The key is matched exactly: no prefix, no folding of case or spaces. Newest
+        is the highest id; at most ``limit`` items (none when ``limit`` is below 1).
+        A key no item can hold (a NUL character) finds none.
+        """
+        ...
+
     async def schedule_turns(self, kinds: Collection[str]) -> dict[str, ScheduleTurn]:
         """For each of ``kinds`` (periodic kinds), what its schedule has come to.
 

@@ -113,6 +113,12 @@ class InMemoryWorkMonitor(WorkMonitor):
         self._state.check_available()
         return self._state.read(item_id)
 
+    async def items_by_dedup_key(self, dedup_key: str, *, limit: int) -> list[WorkItem]:
+        """See :meth:`~workqueue.domain.WorkMonitor.items_by_dedup_key`."""
+        items = [item for item in self._items() if item.dedup_key == dedup_key]
+        items.sort(key=_id, reverse=True)
+        return items[: max(limit, 0)]
+
     async def schedule_turns(self, kinds: Collection[str]) -> dict[str, ScheduleTurn]:
         """See :meth:`~workqueue.domain.WorkMonitor.schedule_turns`."""
         self._state.check_available()

@@ -30,6 +30,7 @@ from workqueue.domain import (
     WorkMonitor,
     WorkStatus,
     kind_name,
+    unstorable_character,
 )
 
 __all__ = ["PostgresWorkMonitor"]
@@ -130,6 +131,16 @@ class PostgresWorkMonitor(WorkMonitor):  # pragma: no mutate block
             return None  # beyond a bigint: no item has it
         rows = await self._fetch("item", item_id)
         return work_item_from_row(rows[0]) if rows else None
+
+    async def items_by_dedup_key(self, dedup_key: str, *, limit: int) -> list[WorkItem]:
+        """See :meth:`~workqueue.domain.WorkMonitor.items_by_dedup_key`.
+
+        :raises StoreUnavailableError: if the database cannot be reached.
+        """
+        if unstorable_character(dedup_key) is not None:
+            return []  # text PostgreSQL refuses to compare with: no row holds it
+        rows = await self._fetch("items_by_dedup_key", dedup_key, max(limit, 0))
+        return [work_item_from_row(row) for row in rows]
 
     async def schedule_turns(self, kinds: Collection[str]) -> dict[str, ScheduleTurn]:
         """See :meth:`~workqueue.domain.WorkMonitor.schedule_turns`.

@@ -119,6 +119,16 @@ SELECT {{item_columns}}
 FROM work_items
 WHERE id = $1;
 
+-- name: items_by_dedup_key
+-- $1 the dedup key, $2 limit. Items of every kind and status with exactly this
+-- key, newest first: a range of work_items_by_dedup_key (migration 0013), read
+-- from its start, however many items have no key.
+SELECT {{item_columns}}
+FROM work_items
+WHERE dedup_key = $1
+ORDER BY id DESC
+LIMIT $2;
+
 -- name: schedule_turns
 -- $1 the periodic kinds (text[]). Per kind, the fire time its calendar last took
 -- a turn at (work_schedules; null for none) and its newest item: the newest of
