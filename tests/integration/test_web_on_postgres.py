@@ -502,3 +502,39 @@ async def test_items_are_found_by_id_kind_and_status_on_postgresql(
     assert f'href="/items/{ids["failed"]}"' not in beta
     assert f'id="running-{ids["running"]}"' in running
     assert '<section id="failures">' not in running
+
+
+async def test_items_are_found_by_dedup_key_on_postgresql_by_a_role_with_only_select(
+    database_url: str, migrated_pool: asyncpg.Pool, reader_role: str, clock: FakeClock
+) -> None:
+    queue = PostgresWorkQueue(migrated_pool, clock)
+    store = PostgresWorkStore(migrated_pool, clock)
+    lease = timedelta(seconds=LEASE_SECONDS)
+    first = (await queue.enqueue(AlphaJob(number=1), dedup_key="invoice-7")).id
+    assert await store.claim([ContractKind.ALPHA], worker_id="w-1", lease_duration=lease)
+    second = (await queue.enqueue(BetaJob(), dedup_key="invoice-7")).id
+    only = (await queue.enqueue(AlphaJob(number=2), dedup_key="<b>one</b>")).id
+    await store.close()
+    await queue.close()
+    pool = await create_pool(as_role(database_url, reader_role), min_size=1, max_size=2)
+    try:
+        async with client_for(pool, clock) as client:
+            several = await client.get("/find", params={"q": "invoice-7"})
+            one = await client.get("/find", params={"q": "<b>one</b>"})
+            none = await client.get("/find", params={"q": "Invoice-7"})
+            nul = await client.get("/find", params={"q": "a\x00b"})
+            api = await client.get("/api/items", params={"dedup_key": "invoice-7"})
+            api_nul = await client.get("/api/items", params={"dedup_key": "a\x00b"})
+    finally:
+        await close_pool(pool)
+
+    assert several.status_code == 200
+    assert several.text.index(f'href="/items/{second}"') < several.text.index(
+        f'href="/items/{first}"'
+    )
+    assert (one.status_code, one.headers["location"]) == (303, f"/items/{only}")
+    assert none.status_code == 404
+    assert "No item has the id or dedup key \u201cInvoice-7\u201d." in none.text
+    assert (nul.status_code, api_nul.status_code) == (400, 400)
+    assert [entry["status"] for entry in api.json()["items"]] == ["queued", "running"]
+    assert [entry["id"] for entry in api.json()["items"]] == [second, first]

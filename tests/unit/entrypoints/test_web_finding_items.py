@@ -1,4 +1,5 @@
-"""Finding items on the overview: look one up by its id; filter the lists by kind and status."""
+"""Finding items on the overview: look one up by its id or its dedup key; filter the lists by
+kind and status."""
 
 from __future__ import annotations
 
@@ -7,21 +8,29 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
-from web_world import WebWorld
+from web_world import LEASE, WebWorld
 
-from workqueue.domain import RunOutcome, TokenCleanup, WorkItem, WorkItemRetention, WorkStatus
+from workqueue.domain import (
+    MAX_DEDUP_KEY_LENGTH,
+    RunOutcome,
+    TokenCleanup,
+    WorkItem,
+    WorkItemRetention,
+    WorkStatus,
+)
 from workqueue.entrypoints.web.hosts import REFUSED
 from workqueue.entrypoints.web.lookup import (
+    FOUND_SHOWN,
     LISTED_STATUSES,
     UNSUCCESSFUL_SCANNED,
     ShownLists,
-    item_path,
+    looked_up,
     narrowed,
     shown_lists,
 )
 from workqueue.entrypoints.web.reads import FAILURES_SHOWN, MAX_LIMIT, BadQueryError
 
-LOOKUP_HELP = "q must be an item&#39;s id, a whole number such as 42"
+FIND_HELP = "q must be an item&#39;s id, such as 42, or a dedup key"
 
 
 @pytest.fixture
@@ -39,20 +48,38 @@ def section(html: str, section_id: str) -> str | None:
 
 class TestLookUpById:
     @pytest.mark.parametrize("query", ["42", "#42", "  42 ", "0042"])
-    def test_an_id_goes_to_its_items_page(self, query: str) -> None:
-        assert item_path(query) == "/items/42"
+    def test_an_id_is_taken_as_an_id(self, query: str) -> None:
+        assert looked_up(query) == 42
 
-    def test_the_largest_id_that_can_be_typed_goes_to_its_page(self) -> None:
-        assert item_path("9" * 19) == f"/items/{'9' * 19}"
+    def test_the_largest_id_that_can_be_typed_is_an_id(self) -> None:
+        assert looked_up("9" * 19) == int("9" * 19)
 
     @pytest.mark.parametrize(
         "query",
-        [None, "", " ", "#", "abc", "4 2", "-3", "4.0", "##4", "\u00b2", "\u0664", "9" * 20],
+        ["#", "abc", "4 2", "-3", "4.0", "##4", "\u00b2", "\u0664", "9" * 20, " 42x", "# 42"],
     )
-    def test_anything_else_is_refused_saying_what_it_takes(self, query: str | None) -> None:
+    def test_anything_else_is_a_dedup_key_as_typed(self, query: str) -> None:
+        assert looked_up(query) == query
+
+    @pytest.mark.parametrize(
+        ("query", "why"),
+        [
+            (None, "dedup key must not be empty or blank"),
+            ("", "dedup key must not be empty or blank"),
+            (" \t", "dedup key must not be empty or blank"),
+            ("a\x00b", "dedup key must not contain a NUL character"),
+            (
+                "k" * (MAX_DEDUP_KEY_LENGTH + 1),
+                f"dedup key is {MAX_DEDUP_KEY_LENGTH + 1} characters long; the limit is 200",
+            ),
+        ],
+    )
+    def test_what_can_be_neither_is_refused_saying_what_it_takes(
+        self, query: str | None, why: str
+    ) -> None:
         with pytest.raises(BadQueryError) as raised:
-            item_path(query)
-        assert str(raised.value) == "q must be an item's id, a whole number such as 42"
+            looked_up(query)
+        assert str(raised.value) == f"q must be an item's id, such as 42, or a dedup key; {why}"
 
     async def test_the_search_box_goes_to_the_items_page(self, world: WebWorld) -> None:
         item = await world.queue.enqueue(TokenCleanup(), dedup_key="invoice-7")
@@ -63,6 +90,8 @@ class TestLookUpById:
             page = await client.get("/find", params={"q": str(item.id)}, follow_redirects=True)
 
         assert '<form method="get" action="/find" id="lookup-form">' in html
+        assert "<label>Item id or dedup key <input" in html
+        assert 'placeholder="42 or invoice-7"' in html
         assert 'name="q"' in html
         assert answer.status_code == 303
         assert answer.headers["location"] == f"/items/{item.id}"
@@ -79,8 +108,8 @@ class TestLookUpById:
         assert huge.status_code == 404
         assert f"<p>There is no item {'9' * 19}.</p>" in huge.text
 
-    @pytest.mark.parametrize("query", ["<script>x</script>", "", "a\x00b"])
-    async def test_a_query_that_is_no_id_is_a_400_quoting_nothing(
+    @pytest.mark.parametrize("query", ["", " ", "a\x00b"])
+    async def test_a_query_that_is_no_id_and_no_dedup_key_is_a_400(
         self, world: WebWorld, query: str
     ) -> None:
         async with world.client() as client:
@@ -89,8 +118,8 @@ class TestLookUpById:
 
         for answer in (page, bare):
             assert answer.status_code == 400
-            assert f"<h2>Bad request</h2>\n  <p>{LOOKUP_HELP}</p>" in answer.text
-        assert "<script>x" not in page.text
+            assert f"<h2>Bad request</h2>\n  <p>{FIND_HELP}; dedup key must not" in answer.text
+        assert "a\x00b" not in page.text
 
     async def test_another_host_is_refused(self, world: WebWorld) -> None:
         async with world.client() as client:
@@ -104,6 +133,199 @@ class TestLookUpById:
             answer = await client.post("/find", data={"q": "1"})
 
         assert answer.status_code == 405
+
+
+KEY = "invoice-7"
+
+
+async def keyed(
+    world: WebWorld, key: str = KEY, *, kind: str = "token_cleanup", ends: str = "queued"
+) -> WorkItem:
+    """An item of ``kind`` under ``key``, left queued, running, failed or cancelled."""
+    payload = TokenCleanup() if kind == "token_cleanup" else WorkItemRetention()
+    item = await world.queue.enqueue(payload, dedup_key=key)
+    if ends == "cancelled":
+        await world.store.cancel(item.id, reason="no longer wanted")
+    elif ends != "queued":
+        claimed = await world.store.claim([kind], worker_id="w-1", lease_duration=LEASE)
+        assert claimed is not None
+        assert claimed.id == item.id
+        if ends == "failed":
+            await world.store.finish(claimed.lease, RunOutcome.failed("boom", None))
+    stored = await world.monitor.item(item.id)
+    assert stored is not None
+    return stored
+
+
+def row(item: WorkItem) -> str:
+    """The start of an item's row on the page of a dedup key."""
+    return (
+        f'<td><a href="/items/{item.id}">#{item.id}</a></td>\n'
+        f"        <td>{item.kind}</td>\n"
+        f"        <td>{item.status.value}</td>"
+    )
+
+
+class TestLookUpByDedupKey:
+    async def test_the_one_item_with_the_key_opens_its_page_whatever_its_status(
+        self, world: WebWorld
+    ) -> None:
+        item = await keyed(world, kind="work_item_retention", ends="failed")
+        await keyed(world, "invoice-8")
+
+        async with world.client() as client:
+            answer = await client.get("/find", params={"q": KEY})
+            page = await client.get("/find", params={"q": KEY}, follow_redirects=True)
+
+        assert answer.status_code == 303
+        assert answer.headers["location"] == f"/items/{item.id}"
+        assert page.status_code == 200
+        assert f"Item #{item.id}: work_item_retention" in page.text
+
+    async def test_several_items_with_the_key_are_listed_newest_first_with_readable_times(
+        self, world: WebWorld
+    ) -> None:
+        failed = await keyed(world, ends="failed")
+        await world.clock.advance(4)
+        queued = await keyed(world, kind="work_item_retention")
+        await world.clock.advance(3)
+        running = await keyed(world, ends="running")
+        await keyed(world, "invoice-70")
+        await world.clock.advance(2)
+
+        async with world.client() as client:
+            page = await client.get("/find", params={"q": KEY})
+
+        assert page.status_code == 200
+        assert "<title>Dedup key invoice-7 · workqueue</title>" in page.text
+        listed = section(page.text, "found") or ""
+        assert "<h2>Items with dedup key <code>invoice-7</code>, newest first</h2>" in listed
+        rows = [listed.index(row(item)) for item in (running, queued, failed)]
+        assert rows == sorted(rows)
+        assert listed.count('<a href="/items/') == 3
+        assert ">9 s ago</time></td>" in listed  # the failed item's enqueue
+        assert ">2 s ago</time></td>" in listed  # the running item's enqueue
+        assert "<td>\u2013</td>" in listed  # the queued item has not finished
+        assert "more items have this key" not in listed
+
+    async def test_no_item_with_the_id_or_key_is_a_404_saying_so_escaped(
+        self, world: WebWorld
+    ) -> None:
+        await keyed(world)
+
+        async with world.client() as client:
+            plain = await client.get("/find", params={"q": "invoice"})
+            hostile = await client.get("/find", params={"q": "<script>x</script>"})
+
+        assert plain.status_code == 404
+        assert "<p>No item has the id or dedup key \u201cinvoice\u201d.</p>" in plain.text
+        assert hostile.status_code == 404
+        assert "\u201c&lt;script&gt;x&lt;/script&gt;\u201d" in hostile.text
+        assert "<script>x" not in hostile.text
+
+    @pytest.mark.parametrize(
+        "query", ["Invoice-7", "invoice-", "invoice-7 ", " invoice-7", "invoice%"]
+    )
+    async def test_only_the_exact_key_is_found(self, world: WebWorld, query: str) -> None:
+        await keyed(world)
+        await keyed(world, ends="running")
+
+        async with world.client() as client:
+            answer = await client.get("/find", params={"q": query})
+
+        assert answer.status_code == 404
+
+    async def test_a_key_of_several_items_is_escaped_in_their_list(self, world: WebWorld) -> None:
+        key = '<b>"x"</b>'
+        await keyed(world, key, ends="running")
+        await keyed(world, key)
+
+        async with world.client() as client:
+            page = (await client.get("/find", params={"q": key})).text
+
+        assert "<code>&lt;b&gt;&#34;x&#34;&lt;/b&gt;</code>" in page
+        assert "<b>" not in page
+
+    async def test_the_newest_are_listed_when_more_items_have_the_key(
+        self, world: WebWorld
+    ) -> None:
+        items = [await keyed(world, ends="cancelled") for _ in range(FOUND_SHOWN + 1)]
+
+        async with world.client() as client:
+            page = (await client.get("/find", params={"q": KEY})).text
+
+        listed = section(page, "found") or ""
+        assert listed.count('<a href="/items/') == FOUND_SHOWN
+        assert row(items[-1]) in listed
+        assert f'href="/items/{items[0].id}"' not in listed
+        assert (
+            '<p class="note">The newest 50; more items have this key (<a href="/api/items?'
+            'dedup_key=invoice-7&amp;limit=500">the newest 500 as JSON</a>).</p>'
+        ) in listed
+
+    async def test_a_key_that_is_all_digits_reads_as_an_id_and_the_api_finds_it(
+        self, world: WebWorld
+    ) -> None:
+        item = await keyed(world, "2024")
+
+        async with world.client() as client:
+            answer = await client.get("/find", params={"q": "2024"})
+            found = (await client.get("/api/items", params={"dedup_key": "2024"})).json()
+
+        assert answer.headers["location"] == "/items/2024"
+        assert [entry["id"] for entry in found["items"]] == [item.id]
+
+
+class TestTheItemsOfADedupKeyAsJson:
+    async def test_they_are_the_item_documents_newest_first(self, world: WebWorld) -> None:
+        failed = await keyed(world, ends="failed")
+        queued = await keyed(world, kind="work_item_retention")
+        await keyed(world, "invoice-70")
+
+        async with world.client() as client:
+            answer = await client.get("/api/items", params={"dedup_key": KEY})
+            one = (await client.get(f"/api/items/{failed.id}")).json()
+
+        assert answer.status_code == 200
+        found = answer.json()
+        assert found["dedup_key"] == KEY
+        assert found["now"] == one["now"]
+        assert [entry["id"] for entry in found["items"]] == [queued.id, failed.id]
+        assert found["items"][1] == one["item"]
+
+    async def test_the_limit_keeps_the_newest(self, world: WebWorld) -> None:
+        items = [await keyed(world, ends="cancelled") for _ in range(3)]
+
+        async with world.client() as client:
+            found = (await client.get("/api/items", params={"dedup_key": KEY, "limit": 2})).json()
+
+        assert [entry["id"] for entry in found["items"]] == [items[2].id, items[1].id]
+
+    async def test_a_key_no_item_has_is_an_empty_list_not_a_404(self, world: WebWorld) -> None:
+        async with world.client() as client:
+            answer = await client.get("/api/items", params={"dedup_key": " invoice-7"})
+
+        assert answer.status_code == 200
+        assert answer.json()["items"] == []
+        assert answer.json()["dedup_key"] == " invoice-7"
+
+    @pytest.mark.parametrize(
+        ("params", "error"),
+        [
+            ({}, "dedup_key must be given: the dedup key of the items to find"),
+            ({"dedup_key": ""}, "dedup_key: dedup key must not be empty or blank"),
+            ({"dedup_key": "a\x00b"}, "dedup_key: dedup key must not contain a NUL character"),
+            ({"dedup_key": KEY, "limit": "501"}, "limit must be from 1 to 500"),
+        ],
+    )
+    async def test_a_bad_parameter_is_a_400_saying_what_it_takes(
+        self, world: WebWorld, params: dict[str, str], error: str
+    ) -> None:
+        async with world.client() as client:
+            answer = await client.get("/api/items", params=params)
+
+        assert answer.status_code == 400
+        assert answer.json() == {"error": error}
 
 
 class TestTheStatusFilter:

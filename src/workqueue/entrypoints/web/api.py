@@ -6,6 +6,9 @@
 - ``GET /api/queued?kind=&after=&limit=``: queued items oldest first, keyset-paged.
 - ``GET /api/failures?limit=``: the latest unsuccessful items, with their errors.
 - ``GET /api/items/{id}``: one item's whole row.
+- ``GET /api/items?dedup_key=&limit=``: the items of any kind and status whose dedup
+  key is exactly ``dedup_key``, newest first (``limit`` 1-500, default 50); none is
+  ``"items": []``, not a 404.
 - ``GET /api/schedules``: every periodic kind's schedule, its last run and its next.
 - ``GET /api/pauses``: every paused kind, since when and why.
 - ``GET /api/activity?kind=&window=hour|day``: the charts' buckets: items ended and
@@ -27,6 +30,7 @@ from workqueue.entrypoints.timestamps import iso_timestamp
 from workqueue.entrypoints.web.activity import activity_document, read_activity
 from workqueue.entrypoints.web.charts import chart_window
 from workqueue.entrypoints.web.documents import item_document, overview_document, pause_document
+from workqueue.entrypoints.web.lookup import FOUND_SHOWN, dedup_key_param
 from workqueue.entrypoints.web.reads import (
     FAILURES_SHOWN,
     LARGEST_ID,
@@ -44,6 +48,7 @@ __all__ = [
     "api_activity",
     "api_failures",
     "api_item",
+    "api_items_by_dedup_key",
     "api_overview",
     "api_pauses",
     "api_queued",
@@ -109,6 +114,15 @@ async def api_item(request: Request) -> JSONResponse:
         return JSONResponse({"error": f"no item {item_id}"}, status_code=404)
     now = found.clock.now()
     return JSONResponse({"now": iso_timestamp(now), "item": item_document(item, now)})
+
+
+async def api_items_by_dedup_key(request: Request) -> JSONResponse:
+    """The items whose dedup key is ``dedup_key``, newest first (a 400 without one)."""
+    found = services(request)
+    dedup_key = dedup_key_param(request)
+    limit = int_param(request, "limit", default=FOUND_SHOWN, lowest=1, highest=MAX_LIMIT)
+    items = await found.monitor.items_by_dedup_key(dedup_key, limit=limit)
+    return JSONResponse({**_items_document(items, found.clock.now()), "dedup_key": dedup_key})
 
 
 async def api_schedules(request: Request) -> JSONResponse:

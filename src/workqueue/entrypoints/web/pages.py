@@ -3,7 +3,8 @@
 ``/`` is the overview: counts, the oldest queued item and the paused kinds,
 every running item, a page of queued items (keyset-paged) and the latest
 unsuccessful items, the lists filtered by kind and status
-(:mod:`workqueue.entrypoints.web.lookup`; ``/find?q=ID`` opens an item's page);
+(:mod:`workqueue.entrypoints.web.lookup`; ``/find?q=`` opens an item's page by its id,
+or by its dedup key, or lists the items with that key);
 with the admin token, a Pause or Resume button on each kind's row. ``/items/{id}`` is
 one item's whole row, with the Cancel or Requeue form under its heading when the view
 has its admin token (:mod:`workqueue.entrypoints.web.actions`). Each page marks a
@@ -25,9 +26,10 @@ from workqueue.entrypoints.web.activity import read_activity
 from workqueue.entrypoints.web.charts import ChartWindow, chart_window, depth_svg, throughput_svg
 from workqueue.entrypoints.web.documents import item_document, overview_document
 from workqueue.entrypoints.web.lookup import (
+    FOUND_SHOWN,
     LISTED_STATUSES,
     UNSUCCESSFUL_SCANNED,
-    item_path,
+    looked_up,
     narrowed,
     shown_lists,
     status_param,
@@ -35,6 +37,7 @@ from workqueue.entrypoints.web.lookup import (
 from workqueue.entrypoints.web.reads import (
     FAILURES_SHOWN,
     LARGEST_ID,
+    MAX_LIMIT,
     QUEUED_PAGE,
     int_param,
     kind_param,
@@ -154,8 +157,26 @@ async def schedules_page(request: Request) -> Response:
 
 
 async def find_item(request: Request) -> Response:
-    """``GET /find?q=ID``: to the item's page (a 400 page when ``q`` is not an id)."""
-    return RedirectResponse(item_path(request.query_params.get("q")), status_code=303)
+    """``GET /find?q=``: an id or a dedup key to the item's page; several items with the
+    key listed, newest first; none, a 404 page (a 400 page when ``q`` can be neither)."""
+    target = looked_up(request.query_params.get("q"))
+    if isinstance(target, int):
+        return RedirectResponse(f"/items/{target}", status_code=303)
+    found = services(request)
+    # One more than shown says whether more items have the key, without counting.
+    items = await found.monitor.items_by_dedup_key(target, limit=FOUND_SHOWN + 1)
+    if not items:
+        return not_found(request, f"No item has the id or dedup key \u201c{target}\u201d.")
+    if len(items) == 1:
+        return RedirectResponse(f"/items/{items[0].id}", status_code=303)
+    now = found.clock.now()
+    context = {
+        "dedup_key": target,
+        "items": [item_document(item, now) for item in items[:FOUND_SHOWN]],
+        "more": len(items) > FOUND_SHOWN,
+        "api_limit": MAX_LIMIT,
+    }
+    return render(request, "found.html", context)
 
 
 async def _item_context(request: Request) -> dict[str, Any] | None:
