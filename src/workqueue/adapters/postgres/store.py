@@ -30,6 +30,7 @@ from asyncpg.pool import PoolConnectionProxy
 from pydantic import JsonValue
 
 from workqueue.adapters.postgres.channel import CHANNEL
+from workqueue.adapters.postgres.claim_path import ClaimPath, path_after
 from workqueue.adapters.postgres.held import HeldConnection
 from workqueue.adapters.postgres.pool import lease_columns
 from workqueue.adapters.postgres.rows import (
@@ -73,7 +74,7 @@ _SQL = load_statements("store.sql")
 # A run that ends for good, and one whose item returns to queued (store.sql, finish).
 _FINISH = _SQL["finish"]
 _FINISH_TO_QUEUED = _SQL["finish_to_queued"]
-# complete_and_claim_many and complete_and_claim_capped with each count of leases
+# The claim statements of ClaimPath with each count of leases
 # written in for $8, made at its first use (a str.replace of the 5 kB text took 9
 # µs a call): see _complete_and_claim.
 _COMPLETE_AND_CLAIM: dict[tuple[str, int], str] = {}
@@ -143,11 +144,10 @@ class PostgresWorkStore(WorkStore):  # pragma: no mutate block
         self._connection = HeldConnection(pool)
         self._clock = clock
         self._siblings: list[PostgresWorkStore] = []
-        # Whether the last claim found a kind it serves capped: its claims then run
-        # complete_and_claim_capped until one finds none (docs/adr/0035). The first
-        # claim runs it too, so that a capped kind is never passed over out of claim
-        # order for not being known yet.
-        self._capped = True
+        # The statement its next claim runs, from what the last one said (claim_path,
+        # docs/adr/0035). The first claim runs the capped one, so that a capped kind
+        # is never passed over out of claim order for not being known yet.
+        self._path = ClaimPath.CAPPED
 
     @staticmethod
     def _complete_and_claim(name: str, count: int) -> str:
@@ -333,7 +333,7 @@ class PostgresWorkStore(WorkStore):  # pragma: no mutate block
         progress: JsonValue | ProgressSnapshot,
     ) -> tuple[bool, WorkItem | None]:
         """Run the claim statement: complete the lease given, if any, and claim."""
-        if self._capped:
+        if self._path is not ClaimPath.PLAIN:
             lease = [] if item_id is None else [(Lease(item_id, attempt or 0), progress)]
             held, items = await self._claims(
                 names, worker_id, lease_duration, *lease_columns(lease), 1
@@ -355,8 +355,8 @@ class PostgresWorkStore(WorkStore):  # pragma: no mutate block
         assert row is not None  # the statement always returns its one row
         if row["undelay"]:
             await self._undelay(now)
-        self._capped = bool(row["capped"])
-        if row["id"] is None and self._capped:
+        self._path = path_after(ClaimPath.PLAIN, capped=bool(row["capped"]), room=None)
+        if row["id"] is None and self._path is ClaimPath.CAPPED:
             _, items = await self._claims(names, worker_id, lease_duration, [], [], [], 1)
             return bool(row["completed"]), items[0] if items else None
         claimed = None if row["id"] is None else work_item_from_row(row)
@@ -375,22 +375,21 @@ class PostgresWorkStore(WorkStore):  # pragma: no mutate block
         """Complete the leases given and claim at most ``count`` items: the ids of the
         leases that were held, and the items claimed, in no order.
 
-        The plain statement (complete_and_claim_many) while no kind of ``names`` is
-        capped; should it say one is and it claimed fewer than ``count``, the capped
-        one (complete_and_claim_capped) claims the rest, and claims after it too,
-        until it finds no kind of theirs capped (docs/adr/0035).
+        The statement of the store's :class:`ClaimPath`; should the plain or the
+        beside statement send it to the capped one having claimed fewer than
+        ``count``, the capped one claims the rest at once (docs/adr/0035).
         """
-        name = "complete_and_claim_capped" if self._capped else "complete_and_claim_many"
+        path = self._path
         now = self._clock.now()
         rows = await self._run_claims(
-            name, names, worker_id, now, lease_duration, ids, attempts, progress, count
+            path.value, names, worker_id, now, lease_duration, ids, attempts, progress, count
         )
         held = {int(item_id) for item_id in rows[0]["completed"]}
         items = [work_item_from_row(row) for row in rows if row["id"] is not None]
-        capped = bool(rows[0]["capped"])
-        if capped and not self._capped and len(items) < count:
+        after = path_after(path, capped=bool(rows[0]["capped"]), room=rows[0].get("room"))
+        if after is ClaimPath.CAPPED and path is not ClaimPath.CAPPED and len(items) < count:
             rows = await self._run_claims(
-                "complete_and_claim_capped",
+                ClaimPath.CAPPED.value,
                 names,
                 worker_id,
                 now,
@@ -401,7 +400,10 @@ class PostgresWorkStore(WorkStore):  # pragma: no mutate block
                 count - len(items),
             )
             items += [work_item_from_row(row) for row in rows if row["id"] is not None]
-        self._capped = capped
+            after = path_after(
+                ClaimPath.CAPPED, capped=bool(rows[0]["capped"]), room=rows[0]["room"]
+            )
+        self._path = after
         return held, items
 
     async def _run_claims(

@@ -233,6 +233,45 @@ SELECT EXISTS (SELECT FROM finished) AS completed,
 FROM (VALUES (1)) AS one
 LEFT JOIN claimed ON true;
 
+-- fragment: leases_succeeded
+-- complete_and_claim_many's `ended` (see end_runs): the leases $5 ids, $6 attempts,
+-- $7 progress, each to end as succeeded.
+SELECT lease.id::bigint AS id, lease.attempt::integer AS attempt,
+       'succeeded'::text AS ending, lease.progress::jsonb AS progress,
+       NULL::text AS error, NULL::integer AS stalls, $3::timestamptz AS ended_at,
+       NULL::bigint AS twin_id, NULL::timestamptz AS run_at, NULL::jsonb AS result,
+       NULL::integer AS slot
+FROM unnest($5::text[], $6::text[], $7::text[]) AS lease(id, attempt, progress)
+
+-- fragment: claimed_next
+-- The items of `next` made running under the leases of $2 worker_id, $3 now, $4
+-- lease_expires_at, holding no slot: the claims of complete_and_claim_many and
+-- complete_and_claim_beside_capped, returned whole.
+UPDATE work_items AS item
+SET status = 'running',
+    delayed = false,
+    attempt = item.attempt + 1,
+    started_at = $3,
+    heartbeat_at = $3,
+    worker_id = $2,
+    lease_expires_at = $4,
+    slot = NULL
+FROM next
+WHERE item.id = next.id
+RETURNING {{item_columns:item}}
+
+-- fragment: capped_room
+-- Work a capped claim could take now: a kind of $1 capped and not paused
+-- (capped_kinds) with a free slot and a queued item not waiting for its run_at
+-- (`delayed IS NOT TRUE`: work_items_claim_by_kind's predicate, as in the capped
+-- statement's probes). Read without locks: a slot another claim takes meanwhile
+-- only sends the store to the capped statement once for nothing.
+SELECT
+FROM ({{capped_kinds}}) AS c
+WHERE EXISTS (SELECT FROM work_kind_slots AS s WHERE s.kind = c.kind AND s.item_id IS NULL)
+  AND EXISTS (SELECT FROM work_items AS w
+              WHERE w.status = 'queued' AND w.delayed IS NOT TRUE AND w.kind = c.kind)
+
 -- name: complete_and_claim_many
 -- $1 kinds, $2 worker_id, $3 now, $4 lease_expires_at: the claims, of at most $8
 -- items, a number the store writes in for $8 (PostgresWorkStore): given as a
@@ -248,12 +287,7 @@ LEFT JOIN claimed ON true;
 -- id), or one row of nulls when nothing was claimable; each row carries the ids
 -- of the leases that were held.
 WITH ended AS (
-    SELECT lease.id::bigint AS id, lease.attempt::integer AS attempt,
-           'succeeded'::text AS ending, lease.progress::jsonb AS progress,
-           NULL::text AS error, NULL::integer AS stalls, $3::timestamptz AS ended_at,
-           NULL::bigint AS twin_id, NULL::timestamptz AS run_at, NULL::jsonb AS result,
-           NULL::integer AS slot
-    FROM unnest($5::text[], $6::text[], $7::text[]) AS lease(id, attempt, progress)
+    {{leases_succeeded}}
 ),
 {{end_runs}},
 ready AS MATERIALIZED (
@@ -266,18 +300,7 @@ next AS MATERIALIZED (
     SELECT id FROM candidate ORDER BY priority DESC, id LIMIT $8
 ),
 claimed AS (
-    UPDATE work_items AS item
-    SET status = 'running',
-        delayed = false,
-        attempt = item.attempt + 1,
-        started_at = $3,
-        heartbeat_at = $3,
-        worker_id = $2,
-        lease_expires_at = $4,
-        slot = NULL
-    FROM next
-    WHERE item.id = next.id
-    RETURNING {{item_columns:item}}
+    {{claimed_next}}
 )
 SELECT ARRAY(SELECT id::text FROM finished) AS completed,
        EXISTS (SELECT FROM due WHERE id NOT IN (SELECT id FROM next)) AS undelay,
@@ -286,12 +309,62 @@ SELECT ARRAY(SELECT id::text FROM finished) AS completed,
 FROM (VALUES (1)) AS one
 LEFT JOIN claimed ON true;
 
+-- name: complete_and_claim_beside_capped
+-- complete_and_claim_many while the kinds of $1 that are capped have no work a
+-- capped claim could take (docs/adr/0035: their slots are full, or none of their
+-- items is queued), with the same parameters and row; plus `room`, whether one
+-- now has (capped_room), or a lease of a capped kind was ended (its slot is freed
+-- by the trigger as the statement ends, after its snapshot): the store then goes
+-- back to complete_and_claim_capped, at once for what this one did not claim.
+-- (Asking for those leases inside capped_room, as an OR beside the free slot, cost
+-- the drain beside a full capped kind a third of its rate; as a second EXISTS of
+-- its own, nothing measurable: bench/README.md, "Caps".)
+-- Its `ready` probes each kind it claims on work_items_claim_by_kind, as the
+-- capped statement does, so that a capped kind's backlog (a cap exists to hold
+-- one) does not lie in the way of the others' items; it passes over capped kinds
+-- (served_kinds) and writes no slot. So a worker serving a capped kind whose
+-- slots other workers hold pays a probe per kind and two probes of the capped
+-- kind, not the capped statement's slots and sorts.
+WITH ended AS (
+    {{leases_succeeded}}
+),
+{{end_runs}},
+ready AS MATERIALIZED (
+    SELECT w.id, w.priority
+    FROM unnest({{served_kinds}}) AS k (kind)
+    CROSS JOIN LATERAL (
+        SELECT id, priority
+        FROM work_items
+        WHERE status = 'queued' AND delayed IS NOT TRUE AND kind = k.kind
+        ORDER BY priority DESC, id
+        LIMIT $8
+        FOR UPDATE SKIP LOCKED
+    ) AS w
+),
+{{claimable}},
+next AS MATERIALIZED (
+    SELECT id FROM candidate ORDER BY priority DESC, id LIMIT $8
+),
+claimed AS (
+    {{claimed_next}}
+)
+SELECT ARRAY(SELECT id::text FROM finished) AS completed,
+       EXISTS (SELECT FROM due WHERE id NOT IN (SELECT id FROM next)) AS undelay,
+       EXISTS ({{capped_kinds}}) AS capped,
+       EXISTS ({{capped_room}})
+       OR EXISTS (SELECT FROM finished AS f WHERE f.kind IN ({{capped_kinds}})) AS room,
+       claimed.*
+FROM (VALUES (1)) AS one
+LEFT JOIN claimed ON true;
+
 -- name: complete_and_claim_capped
 -- complete_and_claim_many while some kind of $1 is capped (docs/adr/0035), with the
--- same parameters and row, and $8 written in the same way; plus `capped`, whether
+-- same parameters and row, and $8 written in the same way; `capped` says whether
 -- a kind of $1 is still capped (the store goes back to the plain statements when
--- none is). The store runs it only then: its slots and its probes per kind cost
--- a claim more than the plain statement's one scan (bench/README.md).
+-- none is), and `room` whether a capped kind had an open slot and a claimable item
+-- (when none had, the store runs complete_and_claim_beside_capped until one has).
+-- The store runs it only then: its slots and its probes per kind cost a claim
+-- more than the plain statement's one scan (bench/README.md).
 --   handed: the slots of the leases this statement completes (`ended` reads each
 --   one's slot; end_runs clears it on the row, so the trigger leaves it to this
 --   statement). open: the slots this claim may fill, per capped kind: those handed
@@ -420,6 +493,8 @@ claimed AS (
 SELECT ARRAY(SELECT id::text FROM finished) AS completed,
        EXISTS (SELECT FROM due WHERE id NOT IN (SELECT id FROM next)) AS undelay,
        EXISTS (SELECT FROM capped) AS capped,
+       EXISTS (SELECT FROM (SELECT kind FROM ready UNION ALL SELECT kind FROM due) AS c
+               WHERE c.kind IN (SELECT kind FROM open)) AS room,
        claimed.*
 FROM (VALUES (1)) AS one
 LEFT JOIN claimed ON true;
