@@ -14,6 +14,7 @@ import pytest
 from workqueue.adapters.postgres import PostgresActivityLog, PostgresWorkMonitor
 from workqueue.adapters.testing.contract import WorkQueueContractSuite, store_state_machine
 from workqueue.adapters.testing.contract.activity import ActivityContract, ActivityFixtures
+from workqueue.adapters.testing.contract.lookup import LookupContract
 from workqueue.adapters.testing.contract.monitoring import MonitoringContract, MonitoringFixtures
 from workqueue.adapters.testing.postgres import PostgresContractFixtures, PostgresSubjects
 from workqueue.domain import ActivityLog, WorkMonitor
@@ -47,6 +48,10 @@ class PostgresMonitorFixtures(PostgresFixtures, MonitoringFixtures):
 
 
 class TestPostgresMonitor(MonitoringContract, PostgresMonitorFixtures):
+    pass
+
+
+class TestPostgresLookup(LookupContract, PostgresMonitorFixtures):
     pass
 
 
