@@ -202,8 +202,9 @@ async def test_the_page_follows_a_running_item_and_shows_markup_as_text(
             backlog = [EnqueueRequest(AlphaJob(number=n)) for n in range(1500)]
             await queue.enqueue_many(backlog)
             await queue.enqueue(BetaJob(label="later"), delay=timedelta(minutes=5), priority=5)
+            await pool.execute(AN_HOUR_OF_ACTIVITY)
             driver.get(f"{url}/")  # type: ignore[attr-defined]
-            driver.set_window_size(1280, 1300)  # type: ignore[attr-defined]
+            driver.set_window_size(1280, 1800)  # type: ignore[attr-defined]
             driver.save_screenshot(os.path.join(screenshots, "web-overview.png"))  # type: ignore[attr-defined]
     finally:
         await store.close()
@@ -212,6 +213,28 @@ async def test_the_page_follows_a_running_item_and_shows_markup_as_text(
 
 
 ADMIN_TOKEN = "browser-test-admin-token"
+
+# For the overview's screenshot: the last 45 minutes of a worker's activity
+# (docs/adr/0040), as workers would have recorded it, so the charts show how they read.
+AN_HOUR_OF_ACTIVITY = """
+WITH minutes AS (
+    SELECT date_trunc('minute', now()) - make_interval(mins => m) AS minute, m
+    FROM generate_series(1, 45) AS m
+),
+counted AS (
+    INSERT INTO work_activity (minute, kind, succeeded, failed, retried)
+    SELECT minute, 'contract_alpha', 40 + (m * 7) % 25, CASE WHEN m % 9 = 0 THEN 2 ELSE 0 END,
+           CASE WHEN m % 5 = 0 THEN 3 ELSE 0 END
+    FROM minutes
+    ON CONFLICT DO NOTHING
+)
+INSERT INTO work_depth (minute, kind, queued, delayed, running)
+SELECT minute, kind, queued, 1, 1
+FROM minutes
+CROSS JOIN LATERAL (VALUES ('', 2900 - 30 * (45 - m)), ('contract_alpha', 2900 - 30 * (45 - m)))
+    AS sample (kind, queued)
+ON CONFLICT DO NOTHING
+"""
 
 
 async def test_with_the_token_the_cancel_button_ends_a_running_item_cancelled(
