@@ -263,6 +263,19 @@ class TestLookUpByDedupKey:
             'dedup_key=invoice-7&amp;limit=500">the newest 500 as JSON</a>).</p>'
         ) in listed
 
+    async def test_as_many_items_as_are_listed_are_all_listed_with_no_note_of_more(
+        self, world: WebWorld
+    ) -> None:
+        items = [await keyed(world, ends="cancelled") for _ in range(FOUND_SHOWN)]
+
+        async with world.client() as client:
+            page = (await client.get("/find", params={"q": KEY})).text
+
+        listed = section(page, "found") or ""
+        assert listed.count('<a href="/items/') == FOUND_SHOWN
+        assert f'href="/items/{items[0].id}"' in listed
+        assert "more items have this key" not in listed
+
     async def test_a_key_that_is_all_digits_reads_as_an_id_and_the_api_finds_it(
         self, world: WebWorld
     ) -> None:
@@ -521,7 +534,33 @@ class AskedUnsuccessful:
         return self.items[:limit]
 
 
+class AskedByKey:
+    """A monitor answering only items_by_dedup_key, recording the limits asked."""
+
+    def __init__(self, items: Sequence[Any]) -> None:
+        self.items = list(items)
+        self.limits: list[int] = []
+
+    async def items_by_dedup_key(self, dedup_key: str, *, limit: int) -> list[Any]:
+        self.limits.append(limit)
+        return self.items[:limit]
+
+
 class TestHowManyAreRead:
+    async def test_a_dedup_keys_page_reads_one_item_more_than_it_lists(
+        self, world: WebWorld
+    ) -> None:
+        for _ in range(FOUND_SHOWN + 3):
+            await keyed(world, ends="cancelled")
+        asked = AskedByKey(await world.monitor.items_by_dedup_key(KEY, limit=MAX_LIMIT))
+        world.monitor.items_by_dedup_key = asked.items_by_dedup_key  # type: ignore[method-assign]
+
+        async with world.client() as client:
+            page = (await client.get("/find", params={"q": KEY})).text
+
+        assert asked.limits == [FOUND_SHOWN + 1]
+        assert (section(page, "found") or "").count('<a href="/items/') == FOUND_SHOWN
+
     async def test_without_a_filter_only_the_shown_unsuccessful_are_read(
         self, world: WebWorld
     ) -> None:
