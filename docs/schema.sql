@@ -2,7 +2,7 @@
 -- Generated from the catalog by workqueue.adapters.postgres.schema; do not edit by hand:
 --   python -m workqueue.adapters.postgres.schema --database-url URL --write docs/schema.sql
 -- tests/integration/test_schema_doc.py fails when this file is stale.
--- Migrations applied: 0001_work_items, 0002_refresh_tokens, 0003_claim_in_fifo_order, 0004_monitoring_indexes, 0005_cancelled_items, 0006_delays_and_priorities, 0007_retries_snoozes_and_results, 0008_cron_schedules, 0009_kind_pauses, 0010_trace_context, 0011_kind_caps, 0012_activity_by_minute, 0013_items_by_dedup_key.
+-- Migrations applied: 0001_work_items, 0002_refresh_tokens, 0003_claim_in_fifo_order, 0004_monitoring_indexes, 0005_cancelled_items, 0006_delays_and_priorities, 0007_retries_snoozes_and_results, 0008_cron_schedules, 0009_kind_pauses, 0010_trace_context, 0011_kind_caps, 0012_activity_by_minute, 0013_items_by_dedup_key, 0014_requeued_as.
 
 CREATE TABLE refresh_tokens (
     id bigint NOT NULL GENERATED ALWAYS AS IDENTITY,
@@ -71,6 +71,7 @@ CREATE TABLE work_items (
     result jsonb,
     trace_context jsonb,
     slot integer,
+    requeued_as bigint,
     CONSTRAINT work_items_attempt_check CHECK ((attempt >= 0)),
     CONSTRAINT work_items_failures_array CHECK ((jsonb_typeof(failures) = 'array'::text)),
     CONSTRAINT work_items_pkey PRIMARY KEY (id),
@@ -104,6 +105,7 @@ COMMENT ON COLUMN work_items.snoozes IS 'How many times the handler asked to run
 COMMENT ON COLUMN work_items.result IS 'What the handler returned when it succeeded (JSON), or null.';
 COMMENT ON COLUMN work_items.trace_context IS 'The trace context of the enqueue (W3C traceparent, tracestate), or null (docs/adr/0038).';
 COMMENT ON COLUMN work_items.slot IS 'The slot of work_kind_slots a running item of a capped kind holds; null for others (docs/adr/0035).';
+COMMENT ON COLUMN work_items.requeued_as IS 'The item a bulk requeue enqueued for this failed one, or the queued twin that absorbed it; null until then (docs/adr/0041). Written by a bulk requeue in the transaction of its enqueue; read by the next one, which passes over the item, and by the admin view.';
 CREATE INDEX work_items_by_dedup_key ON public.work_items USING btree (dedup_key, id DESC) WHERE (dedup_key IS NOT NULL);
 COMMENT ON INDEX work_items_by_dedup_key IS 'Admin view: the items of every kind and status with a dedup key, newest first (partial on a key, so items without one cost nothing).';
 CREATE INDEX work_items_claim ON public.work_items USING btree (priority DESC, id) WHERE ((status = 'queued'::text) AND (NOT delayed));
@@ -128,6 +130,8 @@ CREATE INDEX work_items_running ON public.work_items USING btree (kind, id) WHER
 COMMENT ON INDEX work_items_running IS 'Lease recovery (scan running items, filter the lease) and due-ness (is a kind running).';
 CREATE INDEX work_items_stalled ON public.work_items USING btree (kind) WHERE (stalls > 0);
 COMMENT ON INDEX work_items_stalled IS 'Metrics: the stalls counted on items seen lately (partial on stalls > 0, so it stays small).';
+CREATE INDEX work_items_to_requeue ON public.work_items USING btree (kind, id) WHERE ((status = 'failed'::text) AND (requeued_as IS NULL));
+COMMENT ON INDEX work_items_to_requeue IS 'Bulk requeue: a kind''s failed items not requeued yet, in id order (read in batches, counted before).';
 CREATE INDEX work_items_unsuccessful ON public.work_items USING btree (finished_at, id) WHERE (status <> ALL (ARRAY['queued'::text, 'running'::text, 'succeeded'::text]));
 COMMENT ON INDEX work_items_unsuccessful IS 'Admin view and metrics: the latest items that ended without success, and how many did since a moment.';
 CREATE STATISTICS public.work_items_status_and_kind (mcv) ON kind, status FROM work_items;

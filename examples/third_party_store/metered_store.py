@@ -16,12 +16,14 @@ from datetime import datetime, timedelta
 from pydantic import JsonValue
 
 from workqueue.domain import (
+    BulkBatch,
     CancelOutcome,
     CapSource,
     HeartbeatAnswer,
     KindCap,
     KindPause,
     Lease,
+    PayloadDecoder,
     RecoveryResult,
     RunOutcome,
     WorkItem,
@@ -68,6 +70,28 @@ class MeteredWorkStore(WorkStore):
     async def cancel(self, item_id: int, *, reason: str) -> CancelOutcome:
         self.calls["cancel"] += 1
         return await self.inner.cancel(item_id, reason=reason)
+
+    async def requeue_failed(
+        self,
+        kind: str,
+        *,
+        after_id: int,
+        up_to_id: int,
+        limit: int,
+        decode: PayloadDecoder,
+    ) -> BulkBatch:
+        self.calls["requeue_failed"] += 1
+        return await self.inner.requeue_failed(
+            kind, after_id=after_id, up_to_id=up_to_id, limit=limit, decode=decode
+        )
+
+    async def cancel_queued(
+        self, kind: str, *, after_id: int, up_to_id: int, limit: int, reason: str
+    ) -> BulkBatch:
+        self.calls["cancel_queued"] += 1
+        return await self.inner.cancel_queued(
+            kind, after_id=after_id, up_to_id=up_to_id, limit=limit, reason=reason
+        )
 
     async def pause_kind(self, kind: str, *, reason: str | None = None) -> KindPause:
         self.calls["pause_kind"] += 1

@@ -8,6 +8,7 @@ from workqueue.adapters.memory import InMemoryActivityLog, InMemoryState, InMemo
 from workqueue.adapters.testing.clock import FakeClock
 from workqueue.adapters.testing.contract import MemoryContractFixtures, WorkQueueContractSuite
 from workqueue.adapters.testing.contract.activity import ActivityContract, ActivityFixtures
+from workqueue.adapters.testing.contract.bulk import BulkScopeContract
 from workqueue.adapters.testing.contract.lookup import LookupContract
 from workqueue.adapters.testing.contract.monitoring import MonitoringContract, MonitoringFixtures
 from workqueue.domain import ActivityLog, WorkMonitor
@@ -32,6 +33,10 @@ class TestInMemoryMonitor(MonitoringContract, MemoryMonitorFixtures):
 
 
 class TestInMemoryLookup(LookupContract, MemoryMonitorFixtures):
+    pass
+
+
+class TestInMemoryBulkScope(BulkScopeContract, MemoryMonitorFixtures):
     pass
 
 

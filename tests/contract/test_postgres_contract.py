@@ -14,6 +14,7 @@ import pytest
 from workqueue.adapters.postgres import PostgresActivityLog, PostgresWorkMonitor
 from workqueue.adapters.testing.contract import WorkQueueContractSuite, store_state_machine
 from workqueue.adapters.testing.contract.activity import ActivityContract, ActivityFixtures
+from workqueue.adapters.testing.contract.bulk import BulkScopeContract
 from workqueue.adapters.testing.contract.lookup import LookupContract
 from workqueue.adapters.testing.contract.monitoring import MonitoringContract, MonitoringFixtures
 from workqueue.adapters.testing.postgres import PostgresContractFixtures, PostgresSubjects
@@ -52,6 +53,10 @@ class TestPostgresMonitor(MonitoringContract, PostgresMonitorFixtures):
 
 
 class TestPostgresLookup(LookupContract, PostgresMonitorFixtures):
+    pass
+
+
+class TestPostgresBulkScope(BulkScopeContract, PostgresMonitorFixtures):
     pass
 
 

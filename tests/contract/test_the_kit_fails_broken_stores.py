@@ -28,6 +28,17 @@ LEASE_TESTS = {
     "test_complete_and_claim_leases_the_next_item_for_the_duration_it_is_given[95s]",
 }
 IN_MEMORY: dict[str, set[str]] = {
+    "TestRequeuesWithoutMarking": {
+        "test_a_bulk_requeue_enqueues_each_failed_item_of_the_kind_again_and_marks_it",
+        "test_pressed_twice_a_bulk_requeue_requeues_each_failed_item_once",
+        "test_two_bulk_requeues_at_once_requeue_each_failed_item_exactly_once",
+    },
+    "TestBulkIgnoresUpToId": {
+        "test_items_that_failed_after_the_count_was_read_are_left_for_the_next_requeue",
+        "test_a_requeue_batch_takes_at_most_its_limit_after_the_id_it_is_given_in_id_order",
+        "test_items_enqueued_after_the_count_was_read_are_not_cancelled",
+        "test_a_cancel_batch_takes_at_most_its_limit_after_the_id_it_is_given_in_id_order",
+    },
     "TestIgnoresLeaseDuration": LEASE_TESTS,
     "TestDropsProgressOnReads": {
         "test_get_returns_every_column_of_the_stored_item",
@@ -189,6 +200,9 @@ IN_MEMORY: dict[str, set[str]] = {
     },
 }
 ON_POSTGRES: dict[str, set[str]] = {
+    "TestTakesFailedWithoutLocking": {
+        "test_two_bulk_requeues_at_once_requeue_each_failed_item_exactly_once",
+    },
     "TestRetryLeftInTheClaimIndex": {
         "test_a_retry_goes_back_to_queued_with_its_error_until_its_run_at",
         "test_a_retried_item_is_claimed_again_once_its_run_at_comes",

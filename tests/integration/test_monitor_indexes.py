@@ -15,6 +15,7 @@ from workqueue.adapters.testing import FakeClock
 from workqueue.adapters.testing.contract.kinds import ContractKind
 
 MONITOR_SQL = load_statements("monitor.sql")
+STORE_SQL = load_statements("store.sql")
 FINISHED_ROWS = 500_000
 # A backlog a fifth of the history's size: enough for PostgreSQL to expect a
 # queued item of any kind a few rows into a walk of the primary key, where every
@@ -446,3 +447,40 @@ async def test_the_dedup_key_index_holds_only_the_items_with_a_key(
     # entries are smaller (an id alone); the keyed thirtieth of the rows keeps it
     # a small part of it.
     assert keyed < every / 5
+
+
+@pytest.mark.parametrize(
+    ("action", "index"),
+    [
+        ("bulk_scope_requeue_failed", "work_items_to_requeue"),
+        ("bulk_scope_cancel_queued", "work_items_queued_by_kind"),
+    ],
+)
+async def test_what_a_bulk_action_would_take_is_counted_on_its_index_alone(
+    crowded_database_url: str, action: str, index: str
+) -> None:
+    plan = await explain(crowded_database_url, MONITOR_SQL[action], ALPHA)
+
+    assert reads_only_indexes(plan), scans(plan)
+    assert indexes_read(plan) == {index}
+    assert heap_fetches(plan) == 0
+
+
+@pytest.mark.parametrize(
+    ("statement", "index", "extra"),
+    [
+        ("take_failed", "work_items_to_requeue", ()),
+        ("cancel_queued", "work_items_queued_by_kind", (NOW, "no longer wanted")),
+    ],
+)
+async def test_a_bulk_batch_reads_a_range_of_its_index_beside_the_history(
+    crowded_database_url: str, statement: str, index: str, extra: tuple[Any, ...]
+) -> None:
+    arguments = (ALPHA, 0, 10**15, 50, *extra)
+    plan = await explain_and_undo(crowded_database_url, STORE_SQL[statement], *arguments)
+
+    [taking] = [node for node in nodes(plan) if node.get("Index Name") == index]
+    assert ("Seq Scan", "work_items") not in scans(plan)
+    # Its 50 entries and rows: a walk of the primary key through the history
+    # to the first queued or failed item of the kind touches over ten thousand.
+    assert pages_touched(taking) < 100

@@ -11,6 +11,7 @@ theirs from these.
 
 from __future__ import annotations
 
+from workqueue.application.bulk import cancel_queued, requeue_failed
 from workqueue.application.context import DEFAULT_MAX_PROGRESS_BYTES, ExecutionContext
 from workqueue.application.execution import (
     DEFAULT_EXECUTOR_SETTINGS,
@@ -59,7 +60,9 @@ __all__ = [
     "WorkScheduler",
     "Worker",
     "bound_error",
+    "cancel_queued",
     "describe_validation_error",
     "error_text",
     "requeue",
+    "requeue_failed",
 ]

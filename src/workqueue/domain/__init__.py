@@ -9,6 +9,16 @@ from workqueue.domain.activity import (
     MinuteCounts,
     minute_of,
 )
+from workqueue.domain.bulk import (
+    BULK_BATCH,
+    BulkAction,
+    BulkBatch,
+    BulkResult,
+    BulkScope,
+    PayloadDecoder,
+    decoded,
+    requeued_batch,
+)
 from workqueue.domain.cancel import (
     DEFAULT_CANCEL_REASON,
     MAX_CANCEL_REASON_LENGTH,
@@ -96,6 +106,7 @@ from workqueue.domain.tracing import (
 
 __all__ = [
     "ACTIVITY_KEPT",
+    "BULK_BATCH",
     "CRON_ALIASES",
     "DEFAULT_CANCEL_REASON",
     "DEFAULT_MAX_PAYLOAD_BYTES",
@@ -118,6 +129,10 @@ __all__ = [
     "UNSUCCESSFUL_STATUSES",
     "ActivityLog",
     "Backoff",
+    "BulkAction",
+    "BulkBatch",
+    "BulkResult",
+    "BulkScope",
     "CancelOutcome",
     "CapSource",
     "Clock",
@@ -148,6 +163,7 @@ __all__ = [
     "MinuteCounts",
     "NoTracing",
     "Overlap",
+    "PayloadDecoder",
     "PayloadDefinitionError",
     "ProgressSnapshot",
     "RecoveryResult",
@@ -190,12 +206,14 @@ __all__ = [
     "checked_pause",
     "checked_payload_json",
     "claim_order",
+    "decoded",
     "is_claimable",
     "kind_name",
     "minute_of",
     "next_claimable",
     "next_run_at",
     "progress_value",
+    "requeued_batch",
     "run_at_of",
     "snoozed_out_error",
     "spelled_out",

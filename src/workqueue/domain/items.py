@@ -55,7 +55,8 @@ class WorkItem:
     its handler asked to run again later; ``result`` what its handler returned
     when it succeeded (docs/adr/0031). ``trace_context`` is the context of the span
     that enqueued it, when one was recorded: each attempt's span starts from it
-    (docs/adr/0038).
+    (docs/adr/0038). ``requeued_as`` is the item a bulk requeue enqueued for this
+    failed one, or the queued twin that absorbed it (docs/adr/0041).
     """
 
     id: int
@@ -80,6 +81,7 @@ class WorkItem:
     snoozes: int = 0
     result: JsonValue = None
     trace_context: TraceContext | None = None
+    requeued_as: int | None = None
 
     @classmethod
     def queued(

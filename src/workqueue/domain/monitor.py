@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
 
+from workqueue.domain.bulk import BulkAction, BulkScope
 from workqueue.domain.caps import KindCap
 from workqueue.domain.items import WorkItem
 from workqueue.domain.pauses import KindPause
@@ -112,6 +113,15 @@ class WorkMonitor(Protocol):
         The key is matched exactly: no prefix, no folding of case or spaces. Newest
         is the highest id; at most ``limit`` items (none when ``limit`` is below 1).
         A key no item can hold (a NUL character) finds none.
+        """
+        ...
+
+    async def bulk_scope(self, kind: str, action: BulkAction) -> BulkScope:
+        """What ``action`` on ``kind`` would take now: how many items, and the highest id.
+
+        For :attr:`~workqueue.domain.BulkAction.REQUEUE_FAILED` the kind's failed
+        items that no bulk requeue requeued yet; for
+        :attr:`~workqueue.domain.BulkAction.CANCEL_QUEUED` its queued items.
         """
         ...
 

@@ -10,6 +10,7 @@ from typing import TypeAlias
 
 from pydantic import JsonValue
 
+from workqueue.domain.bulk import BulkBatch, PayloadDecoder
 from workqueue.domain.cancel import CancelOutcome, HeartbeatAnswer
 from workqueue.domain.caps import CapSource, KindCap
 from workqueue.domain.items import Lease, WorkItem
@@ -256,6 +257,48 @@ class WorkStore(ABC):
         :returns: the cap in force afterwards, or None when the kind has none.
         :raises InvalidCapError: if ``kind`` is blank or cannot be stored, or
             ``max_running`` is out of range (:func:`~workqueue.domain.checked_cap`).
+        """
+        ...
+
+    @abstractmethod
+    async def requeue_failed(
+        self,
+        kind: str,
+        *,
+        after_id: int,
+        up_to_id: int,
+        limit: int,
+        decode: PayloadDecoder,
+    ) -> BulkBatch:
+        """Requeue one batch of ``kind``'s failed items, as one step (docs/adr/0041).
+
+        It takes, in id order, at most ``limit`` failed items of ``kind`` with ids
+        above ``after_id`` and at most ``up_to_id`` that no bulk requeue requeued
+        yet, passing over items another call holds. For each it enqueues, through the
+        store's own :class:`~workqueue.domain.WorkQueue`, a new item with its kind,
+        payload (through ``decode``) and dedup key, as a single requeue would, and
+        writes the new item's id, or the absorbing twin's, to its ``requeued_as``.
+        An item whose payload ``decode`` refuses stays as it was, its id in
+        ``invalid``. The enqueues and the marks are one transaction: a failed item
+        is requeued once, however many calls race for it.
+
+        :raises UnknownKindError: if ``decode`` knows no model for ``kind``; nothing
+            is written.
+        """
+        ...
+
+    @abstractmethod
+    async def cancel_queued(
+        self, kind: str, *, after_id: int, up_to_id: int, limit: int, reason: str
+    ) -> BulkBatch:
+        """Cancel one batch of ``kind``'s queued items (delayed ones too), as one step.
+
+        It takes, in id order, at most ``limit`` queued items of ``kind`` with ids
+        above ``after_id`` and at most ``up_to_id``, passing over items another call
+        or a claim holds, and ends each ``cancelled`` as :meth:`cancel` ends a queued
+        item (``error`` = ``reason``, ``finished_at`` stamped).
+
+        :raises InvalidCancelReasonError: if no store can hold ``reason``.
         """
         ...
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import pytest
 from stores import (
+    BulkIgnoresUpToId,
     CancelsInTwoSteps,
     CancelsRunningItemsAtOnce,
     ChecksTheCapBeforeClaiming,
@@ -43,6 +44,7 @@ from stores import (
     RecoveryKeepsTheSlot,
     RecoveryRequeuesCancelRequested,
     ReleaseForgetsStalls,
+    RequeuesWithoutMarking,
     RetryLeavesTheItemRunning,
     RetryRunsAtOnce,
     SamplesEveryCall,
@@ -261,3 +263,13 @@ class TestCountsTheLastAddOnly(ActivityContract, MemoryContractFixtures, Activit
     @pytest.fixture
     def activity_log(self, state: InMemoryState, clock: FakeClock) -> ActivityLog:
         return CountsTheLastAddOnly(state, clock)
+
+
+class TestRequeuesWithoutMarking(WorkQueueContractSuite, MemoryContractFixtures):
+    def make_store(self, state: InMemoryState, clock: FakeClock) -> WorkStore:
+        return RequeuesWithoutMarking(state, clock)
+
+
+class TestBulkIgnoresUpToId(WorkQueueContractSuite, MemoryContractFixtures):
+    def make_store(self, state: InMemoryState, clock: FakeClock) -> WorkStore:
+        return BulkIgnoresUpToId(state, clock)

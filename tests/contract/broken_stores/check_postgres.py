@@ -24,6 +24,7 @@ from stores import (
     NeverClaimsWaitingItems,
     NewestFirstIgnoresFilters,
     RetryLeftInTheClaimIndex,
+    TakesFailedWithoutLocking,
     TakesSlotsWithoutLockingThem,
 )
 
@@ -44,6 +45,7 @@ from workqueue.adapters.testing.contract import (
     RetryContract,
     TimingContract,
 )
+from workqueue.adapters.testing.contract.bulk import BulkContract
 from workqueue.adapters.testing.postgres import PostgresContractFixtures
 from workqueue.domain import WorkQueue, WorkStore
 
@@ -142,3 +144,8 @@ class TestCompletionIgnoresTheStatusOnPostgres(
 class TestTakesSlotsWithoutLockingThem(CapContract, HangGuard, PostgresContractFixtures):
     def make_store(self, pool: asyncpg.Pool, clock: FakeClock) -> WorkStore:
         return TakesSlotsWithoutLockingThem(pool, clock)
+
+
+class TestTakesFailedWithoutLocking(BulkContract, HangGuard, PostgresContractFixtures):
+    def make_store(self, pool: asyncpg.Pool, clock: FakeClock) -> WorkStore:
+        return TakesFailedWithoutLocking(pool, clock)

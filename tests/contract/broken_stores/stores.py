@@ -31,6 +31,8 @@ from workqueue.adapters.postgres.queue_sql import STATEMENTS
 from workqueue.adapters.postgres.rows import work_item_from_row
 from workqueue.adapters.postgres.store import _SQL
 from workqueue.domain import (
+    LARGEST_ITEM_ID,
+    BulkBatch,
     CancelOutcome,
     CapSource,
     EnqueueRequest,
@@ -42,6 +44,7 @@ from workqueue.domain import (
     LeaseProgress,
     MinuteCounts,
     Overlap,
+    PayloadDecoder,
     ProgressSnapshot,
     RecoveryResult,
     RunEnding,
@@ -49,7 +52,9 @@ from workqueue.domain import (
     WorkItem,
     WorkSchedule,
     WorkStatus,
+    decoded,
     kind_name,
+    requeued_batch,
 )
 
 FIXED_LEASE = timedelta(seconds=60)
@@ -943,3 +948,79 @@ class TakesSlotsWithoutLockingThem(PostgresWorkStore):
         )
         assert "IS NOT DISTINCT FROM" not in broken
         return broken
+
+
+class RequeuesWithoutMarking(InMemoryWorkStore):
+    """Its bulk requeue enqueues the new items but leaves the failed ones unmarked: pressed
+    twice, or by two operators at once, it runs each failed item again (docs/adr/0041)."""
+
+    async def requeue_failed(
+        self,
+        kind: str,
+        *,
+        after_id: int,
+        up_to_id: int,
+        limit: int,
+        decode: PayloadDecoder,
+    ) -> BulkBatch:
+        batch = await super().requeue_failed(
+            kind, after_id=after_id, up_to_id=up_to_id, limit=limit, decode=decode
+        )
+        for item in list(self._state.items.values()):
+            if item.requeued_as is not None:
+                self._state.write(replace(item, requeued_as=None))
+        return batch
+
+
+class BulkIgnoresUpToId(InMemoryWorkStore):
+    """Its bulk requeue and cancel take every item of the kind, however high its id: items
+    enqueued or failed after the operator read the count are taken too."""
+
+    async def requeue_failed(
+        self,
+        kind: str,
+        *,
+        after_id: int,
+        up_to_id: int,
+        limit: int,
+        decode: PayloadDecoder,
+    ) -> BulkBatch:
+        return await super().requeue_failed(
+            kind, after_id=after_id, up_to_id=LARGEST_ITEM_ID, limit=limit, decode=decode
+        )
+
+    async def cancel_queued(
+        self, kind: str, *, after_id: int, up_to_id: int, limit: int, reason: str
+    ) -> BulkBatch:
+        return await super().cancel_queued(
+            kind, after_id=after_id, up_to_id=LARGEST_ITEM_ID, limit=limit, reason=reason
+        )
+
+
+class TakesFailedWithoutLocking(PostgresWorkStore):
+    """Its bulk requeue reads a batch of failed items without locking them: two bulk
+    requeues at once read the same items, and each enqueues them again."""
+
+    async def requeue_failed(
+        self,
+        kind: str,
+        *,
+        after_id: int,
+        up_to_id: int,
+        limit: int,
+        decode: PayloadDecoder,
+    ) -> BulkBatch:
+        unlocked = _SQL["take_failed"].replace("FOR UPDATE SKIP LOCKED", "")
+        assert unlocked != _SQL["take_failed"]
+        async with self._pool.acquire() as connection, connection.transaction():
+            rows = await connection.fetch(unlocked, kind, after_id, up_to_id, limit)
+            taken = [work_item_from_row(row) for row in rows]
+            requests, invalid = decoded(taken, decode)
+            queue = PostgresWorkQueue(connection, self._clock)
+            results = await queue.enqueue_many([request for _, request in requests])
+            await connection.execute(
+                _SQL["mark_requeued"],
+                [item.id for item, _ in requests],
+                [result.id for result in results],
+            )
+        return requeued_batch(taken, results, invalid)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -19,6 +19,7 @@ from workqueue.adapters.prometheus.worker_metrics import (
 from workqueue.adapters.testing import FakeClock
 from workqueue.adapters.testing.contract import AlphaJob, BetaJob
 from workqueue.domain import (
+    BulkBatch,
     CancelOutcome,
     CapSource,
     EnqueueRequest,
@@ -30,6 +31,7 @@ from workqueue.domain import (
     RunOutcome,
     StoreUnavailableError,
     WorkItem,
+    WorkPayload,
     WorkStatus,
     WorkStore,
 )
@@ -471,6 +473,10 @@ def test_each_counter_says_what_it_counts_and_heartbeats_fall_in_the_documented_
     )
 
 
+def _decode(kind: str, payload: Mapping[str, Any]) -> WorkPayload:
+    raise AssertionError("a counting store passes decode on, and calls it never")
+
+
 class Recording(WorkStore):
     """A store that answers every call with a token and remembers its arguments."""
 
@@ -504,6 +510,12 @@ class Recording(WorkStore):
 
     async def cancel(self, *args: Any, **kwargs: Any) -> Any:
         return self._answer("cancel", *args, **kwargs)
+
+    async def requeue_failed(self, *args: Any, **kwargs: Any) -> Any:
+        return self._answer("requeue_failed", *args, **kwargs)
+
+    async def cancel_queued(self, *args: Any, **kwargs: Any) -> Any:
+        return self._answer("cancel_queued", *args, **kwargs)
 
     async def pause_kind(self, *args: Any, **kwargs: Any) -> Any:
         return self._answer("pause_kind", *args, **kwargs)
@@ -542,6 +554,8 @@ ANSWERS: dict[str, object] = {
     "complete_and_claim": (True, None),
     "complete_and_claim_many": [(True, None)],
     "cancel": CancelOutcome.REQUESTED,
+    "requeue_failed": BulkBatch(taken=3, done=1, last_id=9, absorbed=1, invalid=(8,)),
+    "cancel_queued": BulkBatch(taken=2, done=2, last_id=12),
     "pause_kind": KindPause("k", datetime(2026, 1, 3, tzinfo=UTC), "partner down"),
     "resume_kind": True,
     "cap_kind": KindCap("k", 3, CapSource.OPERATOR, datetime(2026, 1, 4, tzinfo=UTC), 1),
@@ -581,6 +595,14 @@ async def test_every_call_is_passed_on_as_made_and_answered_as_the_store_answere
         ("finish", store.finish(lease, RunOutcome.released({"p": 5}))),
         ("finish", store.finish(lease, RunOutcome.cancelled({"p": 6}))),
         ("cancel", store.cancel(7, reason="operator")),
+        (
+            "requeue_failed",
+            store.requeue_failed("k", after_id=4, up_to_id=9, limit=3, decode=_decode),
+        ),
+        (
+            "cancel_queued",
+            store.cancel_queued("k", after_id=5, up_to_id=12, limit=2, reason="gone"),
+        ),
         ("pause_kind", store.pause_kind("k", reason="partner down")),
         ("resume_kind", store.resume_kind("k")),
         ("cap_kind", store.cap_kind("k", 3, source=CapSource.POLICY)),
@@ -623,6 +645,16 @@ async def test_every_call_is_passed_on_as_made_and_answered_as_the_store_answere
         ("finish", (lease, RunOutcome.released({"p": 5})), {}),
         ("finish", (lease, RunOutcome.cancelled({"p": 6})), {}),
         ("cancel", (7,), {"reason": "operator"}),
+        (
+            "requeue_failed",
+            ("k",),
+            {"after_id": 4, "up_to_id": 9, "limit": 3, "decode": _decode},
+        ),
+        (
+            "cancel_queued",
+            ("k",),
+            {"after_id": 5, "up_to_id": 12, "limit": 2, "reason": "gone"},
+        ),
         ("pause_kind", ("k",), {"reason": "partner down"}),
         ("resume_kind", ("k",), {}),
         ("cap_kind", ("k", 3), {"source": CapSource.POLICY}),

@@ -39,6 +39,7 @@ VALUES: dict[str, Any] = {
     "snoozes": 0,
     "result": None,
     "trace_context": {"traceparent": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"},
+    "requeued_as": 12,
 }
 
 

@@ -43,6 +43,7 @@ def test_a_row_reads_as_the_work_item_it_holds() -> None:
         "snoozes": 2,
         "result": None,
         "trace_context": {"traceparent": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"},
+        "requeued_as": None,
     }
 
     item = work_item_from_row(row)  # type: ignore[arg-type]
@@ -107,14 +108,16 @@ def test_a_finished_row_keeps_its_finish_and_its_error() -> None:
         "snoozes": 0,
         "result": None,
         "trace_context": None,
+        "requeued_as": 12,
     }
 
     item = work_item_from_row(row)  # type: ignore[arg-type]
 
-    assert (item.status, item.finished_at, item.error) == (
+    assert (item.status, item.finished_at, item.error, item.requeued_as) == (
         WorkStatus.FAILED,
         T0.replace(minute=9),
         "RuntimeError: no",
+        12,
     )
     assert item.failures == (Failure(1, T0.replace(minute=9), "RuntimeError: no"),)
 

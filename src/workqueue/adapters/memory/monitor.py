@@ -15,6 +15,8 @@ from workqueue.adapters.memory.state import InMemoryState
 from workqueue.domain import (
     LIVE_STATUSES,
     UNSUCCESSFUL_STATUSES,
+    BulkAction,
+    BulkScope,
     KindCap,
     KindPause,
     ScheduleTurn,
@@ -118,6 +120,11 @@ class InMemoryWorkMonitor(WorkMonitor):
         items = [item for item in self._items() if item.dedup_key == dedup_key]
         items.sort(key=_id, reverse=True)
         return items[: max(limit, 0)]
+
+    async def bulk_scope(self, kind: str, action: BulkAction) -> BulkScope:
+        """See :meth:`~workqueue.domain.WorkMonitor.bulk_scope`."""
+        ids = [item.id for item in self._items() if action.takes(item, kind)]
+        return BulkScope(len(ids), max(ids, default=None))
 
     async def schedule_turns(self, kinds: Collection[str]) -> dict[str, ScheduleTurn]:
         """See :meth:`~workqueue.domain.WorkMonitor.schedule_turns`."""

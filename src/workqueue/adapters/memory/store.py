@@ -59,10 +59,13 @@ from datetime import datetime, timedelta
 
 from pydantic import JsonValue
 
+from workqueue.adapters.memory.queue import InMemoryWorkQueue
 from workqueue.adapters.memory.state import InMemoryState, StoredCap
 from workqueue.domain import (
     FINISHED_STATUSES,
     RETURNING_ENDINGS,
+    BulkAction,
+    BulkBatch,
     CancelOutcome,
     CapSource,
     Clock,
@@ -70,6 +73,7 @@ from workqueue.domain import (
     KindCap,
     KindPause,
     Lease,
+    PayloadDecoder,
     ProgressSnapshot,
     RecoveryResult,
     RunEnding,
@@ -81,10 +85,12 @@ from workqueue.domain import (
     checked_cancel_reason,
     checked_cap,
     checked_pause,
+    decoded,
     kind_name,
     next_claimable,
     next_run_at,
     progress_value,
+    requeued_batch,
     stalled_error,
 )
 
@@ -206,6 +212,58 @@ class InMemoryWorkStore(WorkStore):
             return CancelOutcome.ALREADY_REQUESTED
         self._state.write(replace(item, cancel_reason=reason))
         return CancelOutcome.REQUESTED
+
+    async def requeue_failed(
+        self,
+        kind: str,
+        *,
+        after_id: int,
+        up_to_id: int,
+        limit: int,
+        decode: PayloadDecoder,
+    ) -> BulkBatch:
+        """Requeue one batch of ``kind``'s failed items through an in-memory queue on this state.
+
+        Nothing is awaited between taking the items, enqueueing and marking them:
+        no other coroutine sees the batch half done.
+
+        :raises UnknownKindError: if ``decode`` knows no model for ``kind``.
+        :raises StoreUnavailableError: if the state is marked unavailable.
+        """
+        self._state.check_available()
+        taken = self._bulk_batch(kind, BulkAction.REQUEUE_FAILED, after_id, up_to_id, limit)
+        requests, invalid = decoded(taken, decode)
+        queue = InMemoryWorkQueue(self._state, self._clock)
+        results = await queue.enqueue_many([request for _, request in requests])
+        for (item, _), result in zip(requests, results, strict=True):
+            self._state.write(replace(item, requeued_as=result.id))
+        return requeued_batch(taken, results, invalid)
+
+    async def cancel_queued(
+        self, kind: str, *, after_id: int, up_to_id: int, limit: int, reason: str
+    ) -> BulkBatch:
+        """Cancel one batch of ``kind``'s queued items, as :meth:`cancel` cancels each.
+
+        :raises InvalidCancelReasonError: if no store can hold ``reason``.
+        :raises StoreUnavailableError: if the state is marked unavailable.
+        """
+        checked_cancel_reason(reason)
+        self._state.check_available()
+        taken = self._bulk_batch(kind, BulkAction.CANCEL_QUEUED, after_id, up_to_id, limit)
+        for item in taken:
+            self._finish(item, WorkStatus.CANCELLED, error=reason)
+        return BulkBatch(taken=len(taken), done=len(taken), last_id=taken[-1].id if taken else None)
+
+    def _bulk_batch(
+        self, kind: str, action: BulkAction, after_id: int, up_to_id: int, limit: int
+    ) -> list[WorkItem]:
+        """The items one batch of ``action`` on ``kind`` takes, in id order."""
+        taken = [
+            item
+            for item in self._state.items.values()
+            if action.takes(item, kind) and after_id < item.id <= up_to_id
+        ]
+        return sorted(taken, key=lambda item: item.id)[: max(limit, 0)]
 
     async def pause_kind(self, kind: str, *, reason: str | None = None) -> KindPause:
         """Pause ``kind`` unless it is paused; return the pause in force.

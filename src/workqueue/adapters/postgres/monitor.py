@@ -23,6 +23,8 @@ from workqueue.adapters.postgres.sql import load_statements
 from workqueue.adapters.postgres.unavailable import connection_loss_as_unavailable
 from workqueue.domain import (
     LARGEST_ITEM_ID,
+    BulkAction,
+    BulkScope,
     KindCap,
     KindPause,
     ScheduleTurn,
@@ -37,6 +39,11 @@ __all__ = ["PostgresWorkMonitor"]
 
 _SQL = load_statements("monitor.sql")
 _CAPPED_KINDS = load_statements("caps.sql")["capped_kinds"]
+# The statement that reads what each bulk action would take.
+_BULK_SCOPE = {
+    BulkAction.REQUEUE_FAILED: "bulk_scope_requeue_failed",
+    BulkAction.CANCEL_QUEUED: "bulk_scope_cancel_queued",
+}
 
 
 class PostgresWorkMonitor(WorkMonitor):  # pragma: no mutate block
@@ -141,6 +148,16 @@ class PostgresWorkMonitor(WorkMonitor):  # pragma: no mutate block
             return []  # text PostgreSQL refuses to compare with: no row holds it
         rows = await self._fetch("items_by_dedup_key", dedup_key, max(limit, 0))
         return [work_item_from_row(row) for row in rows]
+
+    async def bulk_scope(self, kind: str, action: BulkAction) -> BulkScope:
+        """See :meth:`~workqueue.domain.WorkMonitor.bulk_scope`.
+
+        :raises StoreUnavailableError: if the database cannot be reached.
+        """
+        if unstorable_character(kind) is not None:
+            return BulkScope(0, None)  # text PostgreSQL refuses to compare with
+        rows = await self._fetch(_BULK_SCOPE[action], kind)
+        return BulkScope(rows[0]["count"], rows[0]["up_to_id"])
 
     async def schedule_turns(self, kinds: Collection[str]) -> dict[str, ScheduleTurn]:
         """See :meth:`~workqueue.domain.WorkMonitor.schedule_turns`.

@@ -33,6 +33,7 @@ from workqueue.adapters.postgres.channel import CHANNEL
 from workqueue.adapters.postgres.claim_path import ClaimPath, path_after
 from workqueue.adapters.postgres.held import HeldConnection
 from workqueue.adapters.postgres.pool import lease_columns
+from workqueue.adapters.postgres.queue import PostgresWorkQueue
 from workqueue.adapters.postgres.rows import (
     kind_cap_from_caps_row,
     kind_cap_from_row,
@@ -44,6 +45,7 @@ from workqueue.adapters.postgres.unavailable import connection_loss_as_unavailab
 from workqueue.domain import (
     LARGEST_ITEM_ID,
     RETURNING_ENDINGS,
+    BulkBatch,
     CancelOutcome,
     CapSource,
     Clock,
@@ -52,6 +54,7 @@ from workqueue.domain import (
     KindPause,
     Lease,
     LeaseProgress,
+    PayloadDecoder,
     ProgressSnapshot,
     RecoveryResult,
     RunEnding,
@@ -65,10 +68,12 @@ from workqueue.domain import (
     checked_cap,
     checked_pause,
     claim_order,
+    decoded,
     kind_name,
+    requeued_batch,
 )
 
-__all__ = ["PostgresWorkStore", "cancel_outcome", "recovered_list"]
+__all__ = ["PostgresWorkStore", "cancel_outcome", "item_id_bound", "recovered_list"]
 
 _SQL = load_statements("store.sql")
 # A run that ends for good, and one whose item returns to queued (store.sql, finish).
@@ -87,6 +92,12 @@ _MAX_RERUNS = 5
 logger = logging.getLogger("workqueue.postgres")
 
 T = TypeVar("T")
+
+
+def item_id_bound(item_id: int) -> int:
+    """``item_id`` as a bound of a range of ids: within a bigint, as every id is."""
+    return max(min(item_id, LARGEST_ITEM_ID), -LARGEST_ITEM_ID)
+
 
 # The heartbeat statement's answer: no row (lease lost), or whether a cancel was requested.
 _HEARTBEAT_ANSWERS = {
@@ -463,6 +474,67 @@ class PostgresWorkStore(WorkStore):  # pragma: no mutate block
             )
         assert row is not None  # the statement always returns its one row
         return cancel_outcome(row["changed"], row["status"], row["requested"])
+
+    async def requeue_failed(
+        self,
+        kind: str,
+        *,
+        after_id: int,
+        up_to_id: int,
+        limit: int,
+        decode: PayloadDecoder,
+    ) -> BulkBatch:
+        """Requeue one batch of ``kind``'s failed items in one transaction (docs/adr/0041).
+
+        It locks the batch's rows (``take_failed``), enqueues their new items
+        through a :class:`~workqueue.adapters.postgres.queue.PostgresWorkQueue` on the
+        same connection (the one insert path, and its dedup), and marks the rows
+        (``mark_requeued``); it commits all of it or nothing.
+
+        :raises UnknownKindError: if ``decode`` knows no model for ``kind``.
+        :raises StoreUnavailableError: if the database cannot be reached.
+        """
+        with connection_loss_as_unavailable():
+            async with self._pool.acquire() as connection, connection.transaction():
+                rows = await connection.fetch(
+                    _SQL["take_failed"],
+                    kind,
+                    item_id_bound(after_id),
+                    item_id_bound(up_to_id),
+                    max(limit, 0),
+                )
+                taken = [work_item_from_row(row) for row in rows]
+                requests, invalid = decoded(taken, decode)
+                queue = PostgresWorkQueue(connection, self._clock)
+                results = await queue.enqueue_many([request for _, request in requests])
+                await connection.execute(
+                    _SQL["mark_requeued"],
+                    [item.id for item, _ in requests],
+                    [result.id for result in results],
+                )
+        return requeued_batch(taken, results, invalid)
+
+    async def cancel_queued(
+        self, kind: str, *, after_id: int, up_to_id: int, limit: int, reason: str
+    ) -> BulkBatch:
+        """Cancel one batch of ``kind``'s queued items in one statement (``cancel_queued``).
+
+        :raises InvalidCancelReasonError: if no store can hold ``reason``.
+        :raises StoreUnavailableError: if the database cannot be reached.
+        """
+        checked_cancel_reason(reason)
+        with connection_loss_as_unavailable():
+            row = await self._connection.fetchrow(
+                _SQL["cancel_queued"],
+                kind,
+                item_id_bound(after_id),
+                item_id_bound(up_to_id),
+                max(limit, 0),
+                self._clock.now(),
+                reason,
+            )
+        assert row is not None  # the statement always returns its one row
+        return BulkBatch(taken=row["taken"], done=row["taken"], last_id=row["last_id"])
 
     async def pause_kind(self, kind: str, *, reason: str | None = None) -> KindPause:
         """Pause ``kind`` unless it is paused (a row of ``work_kind_pauses``); the pause in force.

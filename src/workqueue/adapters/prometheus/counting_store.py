@@ -11,6 +11,7 @@ from pydantic import JsonValue
 
 from workqueue.adapters.prometheus.worker_metrics import WorkerMetrics
 from workqueue.domain import (
+    BulkBatch,
     CancelOutcome,
     CapSource,
     HeartbeatAnswer,
@@ -18,6 +19,7 @@ from workqueue.domain import (
     KindPause,
     Lease,
     LeaseProgress,
+    PayloadDecoder,
     ProgressSnapshot,
     RecoveryResult,
     RunEnding,
@@ -146,6 +148,26 @@ class CountingWorkStore(WorkStore):
 
     async def cancel(self, item_id: int, *, reason: str) -> CancelOutcome:
         return await self._store.cancel(item_id, reason=reason)
+
+    async def requeue_failed(
+        self,
+        kind: str,
+        *,
+        after_id: int,
+        up_to_id: int,
+        limit: int,
+        decode: PayloadDecoder,
+    ) -> BulkBatch:
+        return await self._store.requeue_failed(
+            kind, after_id=after_id, up_to_id=up_to_id, limit=limit, decode=decode
+        )
+
+    async def cancel_queued(
+        self, kind: str, *, after_id: int, up_to_id: int, limit: int, reason: str
+    ) -> BulkBatch:
+        return await self._store.cancel_queued(
+            kind, after_id=after_id, up_to_id=up_to_id, limit=limit, reason=reason
+        )
 
     async def pause_kind(self, kind: str, *, reason: str | None = None) -> KindPause:
         return await self._store.pause_kind(kind, reason=reason)

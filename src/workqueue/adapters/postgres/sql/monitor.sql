@@ -129,6 +129,20 @@ WHERE dedup_key = $1
 ORDER BY id DESC
 LIMIT $2;
 
+-- name: bulk_scope_requeue_failed
+-- What a bulk requeue of kind $1 would take: its failed items not requeued yet,
+-- how many and the highest id (index-only on work_items_to_requeue).
+SELECT count(*) AS count, max(id) AS up_to_id
+FROM work_items
+WHERE kind = $1 AND status = 'failed' AND requeued_as IS NULL;
+
+-- name: bulk_scope_cancel_queued
+-- What a bulk cancel of kind $1 would take: its queued items, how many and the
+-- highest id (index-only on work_items_queued_by_kind).
+SELECT count(*) AS count, max(id) AS up_to_id
+FROM work_items
+WHERE kind = $1 AND status = 'queued';
+
 -- name: schedule_turns
 -- $1 the periodic kinds (text[]). Per kind, the fire time its calendar last took
 -- a turn at (work_schedules; null for none) and its newest item: the newest of

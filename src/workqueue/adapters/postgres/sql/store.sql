@@ -578,6 +578,55 @@ SELECT (SELECT status FROM changed) AS changed,
 FROM (VALUES (1)) AS one
 LEFT JOIN work_items AS w ON w.id = $1;
 
+-- name: take_failed
+-- The first statement of a bulk requeue's batch (docs/adr/0041), in the
+-- transaction that enqueues the new items and marks the old ones (mark_requeued):
+-- $1 kind, $2 after_id, $3 up_to_id, $4 limit. The kind's failed items not
+-- requeued yet with ids in (after_id, up_to_id], oldest first, locked until the
+-- transaction ends; rows another batch holds are passed over, as that batch
+-- requeues them (a range of work_items_to_requeue, written as cancel_queued's is).
+SELECT {{item_columns}}
+FROM work_items
+WHERE status = 'failed' AND requeued_as IS NULL AND (kind, id) > ($1, $2) AND (kind, id) <= ($1, $3)
+ORDER BY kind, id
+LIMIT $4
+FOR UPDATE SKIP LOCKED;
+
+-- name: mark_requeued
+-- A bulk requeue's batch, after its enqueue: $1 the failed items' ids, $2 the
+-- ids of the items that requeued them (parallel arrays). The rows are locked
+-- by take_failed in the same transaction.
+UPDATE work_items AS w
+SET requeued_as = m.requeued_as
+FROM unnest($1::bigint[], $2::bigint[]) AS m (id, requeued_as)
+WHERE w.id = m.id;
+
+-- name: cancel_queued
+-- One batch of a bulk cancel (docs/adr/0041): $1 kind, $2 after_id, $3 up_to_id,
+-- $4 limit, $5 now, $6 reason. The kind's queued items with ids in (after_id,
+-- up_to_id], oldest first, ended as cancel ends a queued item; rows a claim or
+-- another batch holds are passed over (work_items_queued_by_kind). One row: how
+-- many it cancelled and the highest id among them. The kind's ids are written as
+-- a range of the index's (kind, id) entries: as `kind = $1 AND id > $2`,
+-- PostgreSQL walks the primary key from the oldest id through the whole finished
+-- history to the first queued item (as monitor.sql's queued says).
+WITH taken AS (
+    SELECT id
+    FROM work_items
+    WHERE status = 'queued' AND (kind, id) > ($1, $2) AND (kind, id) <= ($1, $3)
+    ORDER BY kind, id
+    LIMIT $4
+    FOR UPDATE SKIP LOCKED
+),
+cancelled AS (
+    UPDATE work_items AS w
+    SET status = 'cancelled', error = $6, finished_at = $5::timestamptz
+    FROM taken
+    WHERE w.id = taken.id
+    RETURNING w.id
+)
+SELECT count(*) AS taken, max(id) AS last_id FROM cancelled;
+
 -- name: pause_kind
 -- $1 kind, $2 now, $3 reason or null: pauses the kind unless it is paused. One
 -- row: the pause in force, this one or the earlier one. The update of a kind

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from workqueue.adapters.testing.contract.absorb import AbsorbContract
 from workqueue.adapters.testing.contract.backdoor_check import BackdoorContract
+from workqueue.adapters.testing.contract.bulk import BulkContract
 from workqueue.adapters.testing.contract.cancel import CancelContract
 from workqueue.adapters.testing.contract.caps import CapContract
 from workqueue.adapters.testing.contract.claim import ClaimContract
@@ -59,6 +60,7 @@ class WorkQueueContractSuite(
     PauseContract,
     CapContract,
     RequeueContract,
+    BulkContract,
     AbsorbContract,
     LeaseDurationContract,
     ModelContract,

@@ -22,7 +22,7 @@ RETURNING id;
 SELECT id, kind, payload::text AS payload, status, attempt, stalls, dedup_key, enqueued_at,
        priority, run_at, started_at, heartbeat_at, lease_expires_at, finished_at, worker_id,
        progress::text AS progress, error, cancel_reason, failures::text AS failures, snoozes,
-       result::text AS result, trace_context::text AS trace_context
+       result::text AS result, trace_context::text AS trace_context, requeued_as
 FROM work_items
 WHERE id = $1;
 
@@ -30,7 +30,7 @@ WHERE id = $1;
 SELECT id, kind, payload::text AS payload, status, attempt, stalls, dedup_key, enqueued_at,
        priority, run_at, started_at, heartbeat_at, lease_expires_at, finished_at, worker_id,
        progress::text AS progress, error, cancel_reason, failures::text AS failures, snoozes,
-       result::text AS result, trace_context::text AS trace_context
+       result::text AS result, trace_context::text AS trace_context, requeued_as
 FROM work_items
 ORDER BY id;
 
