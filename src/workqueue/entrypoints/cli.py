@@ -4,10 +4,11 @@
 ``main`` is the console script. It reads the settings (``WORKQUEUE_*``), builds
 the container and runs one command, and turns every expected failure into ONE
 line on stderr and an exit status (see :mod:`workqueue.entrypoints.exit_status`): 0 done,
-1 runtime failure (or, for ``cancel``, ``requeue`` and ``resume``, nothing to do), 2 bad
-usage or input, 128 + the signal when interrupted (``workqueue: interrupted``; 130 for
-Ctrl-C, also a worker's start-up cut short by SIGINT, 143 by SIGTERM). Command
-output goes to stdout, log lines to stderr.
+1 runtime failure (or, for ``cancel ID``, ``requeue ID`` and ``resume``, nothing to do; for
+``cancel --kind`` and ``requeue --kind``, a question answered no), 2 bad usage or input,
+128 + the signal when interrupted (``workqueue: interrupted``; 130 for Ctrl-C, also a
+worker's start-up cut short by SIGINT, 143 by SIGTERM). Command output goes to stdout,
+log lines to stderr.
 
 Tests and tools run the same path with a container of their own::
 
@@ -28,7 +29,10 @@ from typing import Any, TextIO
 from workqueue._version import __version__
 from workqueue.domain import MAX_CAP, UnknownKindError
 from workqueue.entrypoints.commands import (
+    BULK_FLAGS,
+    bulk_arguments_problem,
     cancel_item,
+    cancel_queued_of_kind,
     cap_text,
     cap_work,
     delay_text,
@@ -37,6 +41,7 @@ from workqueue.entrypoints.commands import (
     migrate_database,
     pause_work,
     payload_file_text,
+    requeue_failed_of_kind,
     requeue_item,
     resume_work,
     run_at_text,
@@ -155,19 +160,25 @@ def build_parser() -> argparse.ArgumentParser:
     _app_option(enqueue)
 
     cancel = commands.add_parser(
-        "cancel", help="cancel item ID: queued at once, running through its worker"
+        "cancel",
+        help="cancel item ID (queued at once, running through its worker), or KIND's queued items",
     )
-    cancel.add_argument("item_id", type=item_id, metavar="ID", help="the item's id")
+    cancel.add_argument("item_id", type=item_id, nargs="?", metavar="ID", help="the item's id")
     cancel.add_argument(
         "--reason",
         metavar="TEXT",
         help="stored as the item's error (default: 'cancelled by an operator')",
     )
+    _kind_options(cancel, "--queued", "with --kind: cancel its queued items, delayed ones too")
 
     requeue = commands.add_parser(
-        "requeue", help="enqueue failed or cancelled item ID again, as a new item"
+        "requeue",
+        help="enqueue failed or cancelled item ID again as a new item, or KIND's failed items",
     )
-    requeue.add_argument("item_id", type=item_id, metavar="ID", help="the item's id")
+    requeue.add_argument("item_id", type=item_id, nargs="?", metavar="ID", help="the item's id")
+    _kind_options(
+        requeue, "--failed", "with --kind: requeue its failed items no bulk requeue took yet"
+    )
     _app_option(requeue)
 
     pause = commands.add_parser("pause", help="claim no item of KIND until it is resumed")
@@ -194,6 +205,35 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _app_option(web)
     return parser
+
+
+def _kind_options(command: argparse.ArgumentParser, flag: str, takes: str) -> None:
+    """``--kind KIND``, ``flag`` (which of its items) and ``--yes``: a bulk action on a kind."""
+    command.add_argument(
+        "--kind", metavar="KIND", help=f"act on items of KIND instead of item ID (with {flag})"
+    )
+    command.add_argument(flag, dest="bulk", action="store_true", help=takes)
+    command.add_argument("--yes", action="store_true", help="with --kind: act without asking first")
+
+
+def _arguments_problem(args: argparse.Namespace) -> str | None:
+    """What is wrong with a ``cancel``'s or ``requeue``'s arguments, in one line; None if
+    nothing is (or the command is another)."""
+    if args.command not in BULK_FLAGS:
+        return None
+    return bulk_arguments_problem(
+        args.command,
+        item_id=args.item_id,
+        kind=args.kind,
+        bulk=args.bulk,
+        yes=args.yes,
+        answers=sys.stdin,
+    )
+
+
+def _answers(args: argparse.Namespace) -> TextIO | None:
+    """Where a bulk action reads the answer to its question; None with ``--yes``: not asked."""
+    return None if args.yes else sys.stdin
 
 
 def _app_option(command: argparse.ArgumentParser) -> None:
@@ -230,8 +270,14 @@ def _command(
         return list_schedules(container, out, as_json=args.json)
     if args.command == "web":
         return _serve_web(container, host=args.host, port=args.port)
+    if args.command == "cancel" and args.kind is not None:
+        return cancel_queued_of_kind(
+            container, out, kind=args.kind, reason=args.reason, answers=_answers(args)
+        )
     if args.command == "cancel":
         return cancel_item(container, out, item_id=args.item_id, reason=args.reason)
+    if args.command == "requeue" and args.kind is not None:
+        return requeue_failed_of_kind(container, out, kind=args.kind, answers=_answers(args))
     if args.command == "requeue":
         return requeue_item(container, out, item_id=args.item_id)
     if args.command == "pause":
@@ -358,6 +404,10 @@ def main(
         if noted is not None:
             _fail("interrupted", err)
             return interrupted_status(noted)
+    problem = _arguments_problem(args)
+    if problem is not None:
+        _fail(problem, err)
+        return ExitStatus.USAGE
 
     try:
         settings = load_settings(**_settings_overrides(args))
@@ -397,7 +447,8 @@ def main(
         # A worker whose start-up a stop signal cut short: it never ran.
         _fail("interrupted", err)
         return interrupted_status(done)
-    # cancel, requeue and resume say 1 when they found nothing to do; the others end in 0.
+    # cancel ID, requeue ID and resume say 1 when they found nothing to do, a bulk cancel or
+    # requeue when its question was answered no; the others end in 0.
     return done if isinstance(done, ExitStatus) else ExitStatus.OK
 
 

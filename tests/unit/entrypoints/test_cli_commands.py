@@ -383,8 +383,10 @@ positional arguments:
     schedules
               list the periodic kinds, each with its last and next run
     enqueue   enqueue one item of KIND
-    cancel    cancel item ID: queued at once, running through its worker
-    requeue   enqueue failed or cancelled item ID again, as a new item
+    cancel    cancel item ID (queued at once, running through its worker), or
+              KIND's queued items
+    requeue   enqueue failed or cancelled item ID again as a new item, or
+              KIND's failed items
     pause     claim no item of KIND until it is resumed
     resume    resume KIND: workers claim its items again
     cap       at most N items of KIND run at once across every worker
@@ -451,7 +453,8 @@ options:
   --json      print one JSON document
 """,
     ("cancel",): """\
-usage: workqueue cancel [-h] [--reason TEXT] ID
+usage: workqueue cancel [-h] [--reason TEXT] [--kind KIND] [--queued] [--yes]
+                        [ID]
 
 positional arguments:
   ID             the item's id
@@ -460,15 +463,25 @@ options:
   -h, --help     show this help message and exit
   --reason TEXT  stored as the item's error (default: 'cancelled by an
                  operator')
+  --kind KIND    act on items of KIND instead of item ID (with --queued)
+  --queued       with --kind: cancel its queued items, delayed ones too
+  --yes          with --kind: act without asking first
 """,
     ("requeue",): """\
-usage: workqueue requeue [-h] [--app MODULE[:ATTRIBUTE]] ID
+usage: workqueue requeue [-h] [--kind KIND] [--failed] [--yes]
+                         [--app MODULE[:ATTRIBUTE]]
+                         [ID]
 
 positional arguments:
   ID                    the item's id
 
 options:
   -h, --help            show this help message and exit
+  --kind KIND           act on items of KIND instead of item ID (with
+                        --failed)
+  --failed              with --kind: requeue its failed items no bulk requeue
+                        took yet
+  --yes                 with --kind: act without asking first
   --app MODULE[:ATTRIBUTE]
                         the application (a WorkQueueApp) whose kinds join the
                         built-in ones (default: WORKQUEUE_APP)

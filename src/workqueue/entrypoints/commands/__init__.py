@@ -1,5 +1,5 @@
 """The short-lived CLI commands: ``migrate``, ``status``, ``show``, ``schedules``,
-``enqueue``, ``cancel``, ``requeue``, ``pause``, ``resume``, ``cap``.
+``enqueue``, ``cancel``, ``requeue`` (an item, or a kind's items), ``pause``, ``resume``, ``cap``.
 
 Each takes a container (so tests can hand it one wired to in-memory adapters)
 and a stream for its output, and raises on failure; :mod:`workqueue.entrypoints.cli` turns
@@ -8,6 +8,12 @@ the error into one line and an exit status.
 
 from __future__ import annotations
 
+from workqueue.entrypoints.commands.bulk import (
+    BULK_FLAGS,
+    bulk_arguments_problem,
+    cancel_queued_of_kind,
+    requeue_failed_of_kind,
+)
 from workqueue.entrypoints.commands.cancel import cancel_item, requeue_item
 from workqueue.entrypoints.commands.cap import cap_text, cap_work
 from workqueue.entrypoints.commands.enqueue import (
@@ -23,7 +29,10 @@ from workqueue.entrypoints.commands.show import show_item
 from workqueue.entrypoints.commands.status import show_status
 
 __all__ = [
+    "BULK_FLAGS",
+    "bulk_arguments_problem",
     "cancel_item",
+    "cancel_queued_of_kind",
     "cap_text",
     "cap_work",
     "delay_text",
@@ -32,6 +41,7 @@ __all__ = [
     "migrate_database",
     "pause_work",
     "payload_file_text",
+    "requeue_failed_of_kind",
     "requeue_item",
     "resume_work",
     "run_at_text",
