@@ -2,9 +2,11 @@
 
 The page must show a running item's progress change without a reload, and an
 error holding ``<script>`` as text; with the admin token, its Cancel button ends a
-running item ``cancelled`` and the page shows so. Chromium and chromedriver are Debian's
-(``.ci/run`` installs them); Selenium drives them with no driver download. Under
-``CI=true`` a missing browser fails the test instead of skipping it.
+running item ``cancelled`` and the page shows so, and a kind's "Requeue failed…" link
+leads to the count and the form that requeues its failed items. Chromium and
+chromedriver are Debian's (``.ci/run`` installs them); Selenium drives them with no
+driver download. Under ``CI=true`` a missing browser fails the test instead of
+skipping it.
 
 With ``WORKQUEUE_WEB_SCREENSHOTS=DIR`` set, the tests also save screenshots there:
 the overview (``web-overview.png``), an item's page (``web-item.png``) and the
@@ -29,6 +31,7 @@ from e2e_worker_script import Nap
 
 from workqueue.adapters.clock import SystemClock
 from workqueue.adapters.postgres import (
+    PostgresWorkMonitor,
     PostgresWorkQueue,
     PostgresWorkStore,
     close_pool,
@@ -36,10 +39,13 @@ from workqueue.adapters.postgres import (
 )
 from workqueue.adapters.testing.contract.kinds import AlphaJob, BetaJob, ContractKind
 from workqueue.domain import (
+    BulkAction,
+    BulkScope,
     EnqueueRequest,
     HeartbeatAnswer,
     RunOutcome,
     TokenCleanup,
+    WorkStatus,
 )
 
 pytestmark = pytest.mark.e2e
@@ -364,6 +370,75 @@ async def test_with_the_token_a_kinds_pause_button_pauses_it_and_resume_resumes_
         wait(driver).until(lambda d: "Resumed token_cleanup" in notice(d))
         assert await pool.fetchval("SELECT count(*) FROM work_kind_pauses") == 0
     finally:
+        await close_pool(pool)
+
+
+async def test_a_bulk_requeue_works_from_the_page_with_the_token(
+    database_url: str, browser: object, spawn: Spawner
+) -> None:
+    from selenium.common.exceptions import StaleElementReferenceException
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    clock = SystemClock()
+    pool = await create_pool(database_url, min_size=1, max_size=2)
+    queue, store = PostgresWorkQueue(pool, clock), PostgresWorkStore(pool, clock)
+    monitor = PostgresWorkMonitor(pool)
+    try:
+        failed = []
+        for number in range(3):
+            await queue.enqueue(TokenCleanup())
+            item = await store.claim(["token_cleanup"], worker_id="w-old", lease_duration=LEASE)
+            assert item is not None
+            await store.finish(item.lease, RunOutcome.failed(f"boom {number}", None))
+            failed.append(item.id)
+        port = free_port()
+        env = worker_env(database_url, WORKQUEUE_WEB_TOKEN=ADMIN_TOKEN)
+        web = spawn(cli_argv("web", "--port", str(port)), env)
+        url = f"http://127.0.0.1:{port}"
+        wait_until_healthy(url, web)
+
+        driver = browser
+        driver.get(f"{url}/")  # type: ignore[attr-defined]
+        wait = WebDriverWait(driver, 15, ignored_exceptions=(StaleElementReferenceException,))
+        link = 'a[href="/kinds/token_cleanup/requeue-failed"]'
+
+        def follow(driver: object) -> bool:
+            # The live refresh replaces the link now and then: find it again and click.
+            found = driver.find_element(By.CSS_SELECTOR, link)  # type: ignore[attr-defined]
+            assert found.text == "Requeue failed\u2026"
+            found.click()
+            return True
+
+        wait.until(follow)
+        wait.until(lambda d: d.current_url == f"{url}/kinds/token_cleanup/requeue-failed")
+        assert text_of(driver, By.ID, "bulk-scope") == (
+            f"3 failed items of token_cleanup will be queued again (ids up to {failed[-1]})."
+        )
+        driver.find_element(By.ID, "bulk-token").send_keys(ADMIN_TOKEN)  # type: ignore[attr-defined]
+        button = driver.find_element(By.ID, "bulk-button")  # type: ignore[attr-defined]
+        assert button.text == "Requeue 3 failed items"
+        button.click()
+
+        def notice(driver: object) -> str:
+            found = driver.find_elements(By.ID, "notice")  # type: ignore[attr-defined]
+            return str(found[0].text) if found else ""
+
+        wait.until(lambda d: notice(d) == "Requeued 3 failed items of token_cleanup.")
+        assert "Queued again as new items 3" in text_of(driver, By.ID, "bulk-result")
+
+        queued = await monitor.queued(kind="token_cleanup", limit=10)
+        requeued = [await store.get(item_id) for item_id in failed]
+        assert [item.requeued_as for item in requeued if item is not None] == [
+            item.id for item in queued
+        ]
+        assert [item.status for item in requeued if item is not None] == [WorkStatus.FAILED] * 3
+        assert await monitor.bulk_scope("token_cleanup", BulkAction.REQUEUE_FAILED) == BulkScope(
+            0, None
+        )
+    finally:
+        await store.close()
+        await queue.close()
         await close_pool(pool)
 
 

@@ -302,7 +302,8 @@ async def test_the_readmes_grants_are_all_the_actions_need(
 ) -> None:
     ids = await fill(migrated_pool, clock)
     for grant in [
-        "GRANT UPDATE (status, error, finished_at, cancel_reason) ON work_items TO {role}",
+        "GRANT UPDATE (status, error, finished_at, cancel_reason, requeued_as)"
+        " ON work_items TO {role}",
         "GRANT INSERT ON work_items TO {role}",
         "GRANT USAGE ON SEQUENCE work_items_id_seq TO {role}",
         "GRANT SELECT, INSERT, UPDATE, DELETE ON work_kind_controls TO {role}",
@@ -331,12 +332,26 @@ async def test_the_readmes_grants_are_all_the_actions_need(
                 )
                 for verb in ["pause", "resume"]
             ]
+            responses += [
+                await client.post(
+                    f"/kinds/contract_alpha/{verb}",
+                    data={"token": TOKEN, "up_to_id": "1000000", "shown": shown},
+                    headers={"origin": "http://view"},
+                )
+                for verb, shown in [("requeue-failed", "1"), ("cancel-queued", "3")]
+            ]
     finally:
         await close_pool(pool)
 
-    assert [response.status_code for response in responses] == [200, 200, 200, 200, 200]
-    assert await migrated_pool.fetchval("SELECT count(*) FROM work_items") == 5
+    assert [response.status_code for response in responses] == [200] * 7
+    assert await migrated_pool.fetchval("SELECT count(*) FROM work_items") == 6
     assert await migrated_pool.fetchval("SELECT count(*) FROM work_kind_controls") == 0
+    assert await migrated_pool.fetchval(
+        "SELECT requeued_as FROM work_items WHERE id = $1", ids["failed"]
+    ) == await migrated_pool.fetchval("SELECT max(id) FROM work_items")
+    assert (
+        await migrated_pool.fetchval("SELECT count(*) FROM work_items WHERE status = 'queued'") == 0
+    )
 
 
 async def rows(pool: asyncpg.Pool) -> list[dict[str, Any]]:

@@ -26,9 +26,11 @@ from workqueue.adapters.memory import (
 from workqueue.adapters.testing import FakeClock
 from workqueue.application.registry import KindCatalog
 from workqueue.domain import (
+    BulkBatch,
     CancelOutcome,
     EnqueueResult,
     KindPause,
+    PayloadDecoder,
     RunOutcome,
     TokenCleanup,
     WorkItem,
@@ -36,6 +38,7 @@ from workqueue.domain import (
     WorkPayload,
     WorkSchedule,
     WorkStore,
+    checked_cancel_reason,
     checked_pause,
 )
 from workqueue.entrypoints.web.actions import WebActions
@@ -97,6 +100,23 @@ class PostgresLikeStore(InMemoryWorkStore):
         as_postgresql_would(kind)
         return await super().resume_kind(kind)
 
+    async def requeue_failed(
+        self, kind: str, *, after_id: int, up_to_id: int, limit: int, decode: PayloadDecoder
+    ) -> BulkBatch:
+        as_postgresql_would(kind, after_id, up_to_id, limit)
+        return await super().requeue_failed(
+            kind, after_id=after_id, up_to_id=up_to_id, limit=limit, decode=decode
+        )
+
+    async def cancel_queued(
+        self, kind: str, *, after_id: int, up_to_id: int, limit: int, reason: str
+    ) -> BulkBatch:
+        checked_cancel_reason(reason)
+        as_postgresql_would(kind, after_id, up_to_id, limit, reason)
+        return await super().cancel_queued(
+            kind, after_id=after_id, up_to_id=up_to_id, limit=limit, reason=reason
+        )
+
 
 class PostgresLikeMonitor(InMemoryWorkMonitor):
     """The in-memory monitor, refusing the values PostgreSQL refuses (see the module)."""
@@ -124,7 +144,7 @@ def _denied(table: str = "work_items") -> PermissionDeniedError:
 
 class ReadOnlyStore(PostgresLikeStore):
     """The store of a role with only SELECT on work_items and work_kind_pauses (a view): it reads;
-    a cancel, a pause and a resume are refused."""
+    a cancel, a pause and a resume are refused, and so are the bulk requeue and cancel."""
 
     async def cancel(self, item_id: int, *, reason: str) -> CancelOutcome:
         # The values are checked before the statement runs, the grants when it runs.
@@ -138,6 +158,20 @@ class ReadOnlyStore(PostgresLikeStore):
     async def resume_kind(self, kind: str) -> bool:
         as_postgresql_would(kind)
         raise _denied("work_kind_controls")
+
+    async def requeue_failed(
+        self, kind: str, *, after_id: int, up_to_id: int, limit: int, decode: PayloadDecoder
+    ) -> BulkBatch:
+        # Its first statement locks the batch's rows (FOR UPDATE), which needs UPDATE.
+        as_postgresql_would(kind, after_id, up_to_id, limit)
+        raise _denied()
+
+    async def cancel_queued(
+        self, kind: str, *, after_id: int, up_to_id: int, limit: int, reason: str
+    ) -> BulkBatch:
+        checked_cancel_reason(reason)
+        as_postgresql_would(kind, after_id, up_to_id, limit, reason)
+        raise _denied()
 
 
 class ReadOnlyQueue(InMemoryWorkQueue):

@@ -3,8 +3,9 @@
 :func:`create_app` takes the services (the composition root,
 :mod:`workqueue.entrypoints.web.container`, builds them; tests pass in-memory ones) and
 returns a Starlette application. Every route reads, but the POSTs of
-:mod:`workqueue.entrypoints.web.actions` (cancel, requeue, pause, resume), which need the
-admin token.
+:mod:`workqueue.entrypoints.web.actions` (cancel, requeue, pause, resume) and of
+:mod:`workqueue.entrypoints.web.bulk` (a kind's failed items requeued, its queued ones
+cancelled), which need the admin token.
 Every route answers only requests for a host the view serves
 (:mod:`workqueue.entrypoints.web.hosts`).
 
@@ -38,6 +39,12 @@ from workqueue.entrypoints.web.api import (
     api_queued,
     api_running,
     api_schedules,
+)
+from workqueue.entrypoints.web.bulk import (
+    cancel_queued_kind,
+    cancel_queued_page,
+    requeue_failed_kind,
+    requeue_failed_page,
 )
 from workqueue.entrypoints.web.health import check_health, health_document
 from workqueue.entrypoints.web.hosts import AllowedHosts
@@ -170,6 +177,13 @@ def create_app(services: WebServices, *, allowed_hosts: Collection[str]) -> Star
             # A kind is any text, a "/" too: the path convertor takes it whole.
             Route("/kinds/{kind:path}/pause", pause_kind, methods=_ACTION_METHODS),
             Route("/kinds/{kind:path}/resume", resume_kind, methods=_ACTION_METHODS),
+            # A bulk action's confirmation (GET) and the action (POST), on one path.
+            Route("/kinds/{kind:path}/requeue-failed", requeue_failed_page, methods=("GET",)),
+            Route(
+                "/kinds/{kind:path}/requeue-failed", requeue_failed_kind, methods=_ACTION_METHODS
+            ),
+            Route("/kinds/{kind:path}/cancel-queued", cancel_queued_page, methods=("GET",)),
+            Route("/kinds/{kind:path}/cancel-queued", cancel_queued_kind, methods=_ACTION_METHODS),
             Route("/fragments/overview", overview_fragment),
             Route("/fragments/items/{item_id:int}", item_fragment),
             Route("/api/overview", api_overview),

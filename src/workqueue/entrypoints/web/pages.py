@@ -5,7 +5,9 @@ every running item, a page of queued items (keyset-paged) and the latest
 unsuccessful items, the lists filtered by kind and status
 (:mod:`workqueue.entrypoints.web.lookup`; ``/find?q=`` opens an item's page by its id,
 or by its dedup key, or lists the items with that key);
-with the admin token, a Pause or Resume button on each kind's row. ``/items/{id}`` is
+with the admin token, a Pause or Resume button on each kind's row, and beside its
+failed and queued counts a link to the bulk requeue or cancel
+(:mod:`workqueue.entrypoints.web.bulk`). ``/items/{id}`` is
 one item's whole row, with the Cancel or Requeue form under its heading when the view
 has its admin token (:mod:`workqueue.entrypoints.web.actions`). Each page marks a
 region with ``data-live-src``: ``/static/live.js`` fetches that URL (the same
@@ -112,7 +114,8 @@ async def _overview_context(request: Request) -> dict[str, Any]:
         "scanned": UNSUCCESSFUL_SCANNED,
         "after": after,
         "schedules": await read_schedules(found, now),
-        # The kinds a Pause button is shown for: those the actions pause.
+        # The kinds a Pause button and a Requeue failed link are shown for: those the
+        # actions pause, and whose payload model a requeue has.
         "pausable": found.overview.kinds,
         "live_src": f"/fragments/overview?{query}",
     }
