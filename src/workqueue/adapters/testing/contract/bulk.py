@@ -237,8 +237,12 @@ class BulkContract:
         )
 
         assert batch == BulkBatch(taken=2, done=2, last_id=ids[2])
+        last = await store.requeue_failed(
+            ALPHA, after_id=ids[2], up_to_id=ids[3], limit=2, decode=decode
+        )
+        assert last == BulkBatch(taken=1, done=1, last_id=ids[3])
         marked = [(await _read(backdoor, item_id)).requeued_as is not None for item_id in ids]
-        assert marked == [False, True, True, False, False]
+        assert marked == [False, True, True, True, False]
 
     async def test_a_requeue_runs_in_batches_until_every_item_up_to_the_id_is_requeued(
         self, store: WorkStore, backdoor: Backdoor, clock: FakeClock
@@ -317,12 +321,13 @@ class BulkContract:
         )
 
         assert batch == BulkBatch(taken=2, done=2, last_id=ids[2])
+        last = await store.cancel_queued(
+            ALPHA, after_id=ids[2], up_to_id=ids[3], limit=2, reason=REASON
+        )
+        assert last == BulkBatch(taken=1, done=1, last_id=ids[3])
         statuses = [(await _read(backdoor, item_id)).status for item_id in ids]
-        assert statuses == [
-            WorkStatus.QUEUED,
-            *[WorkStatus.CANCELLED] * 2,
-            *[WorkStatus.QUEUED] * 2,
-        ]
+        queued, cancelled = WorkStatus.QUEUED, WorkStatus.CANCELLED
+        assert statuses == [queued, cancelled, cancelled, cancelled, queued]
 
     async def test_a_batch_that_finds_nothing_says_so(self, store: WorkStore) -> None:
         empty = BulkBatch(taken=0, done=0, last_id=None)
