@@ -65,6 +65,7 @@ def test_the_json_document_holds_every_column(world: WorkerWorld) -> None:
         "result": {"deleted": 40},
         "error": None,
         "cancel_reason": None,
+        "requeued_as": None,
         "failures": [
             {"attempt": 1, "at": "2026-01-01T00:00:02Z", "error": "OSError: the partner is down"}
         ],
@@ -130,3 +131,23 @@ def test_the_json_document_of_a_running_item_has_its_lease(world: WorkerWorld) -
         "w-7",
         "2026-01-01T00:01:00Z",
     )
+
+
+def test_a_failed_item_a_bulk_requeue_took_shows_the_item_that_replaced_it(
+    world: WorkerWorld,
+) -> None:
+    async def failed() -> int:
+        item = await claimed_item(world)
+        await world.store.finish(item.lease, RunOutcome.failed("ValueError: no", None))
+        return item.id
+
+    item_id = asyncio.run(failed())
+    assert world.cli("requeue", "--kind", "token_cleanup", "--failed", "--yes").status == 0
+    replaced = world.state.items[item_id].requeued_as
+    assert replaced is not None
+
+    text = world.cli("show", str(item_id)).out
+    document = json.loads(world.cli("show", str(item_id), "--json").out)
+
+    assert f"  error: ValueError: no\n  requeued as item: {replaced}\n  failures (1):" in text
+    assert document["requeued_as"] == replaced

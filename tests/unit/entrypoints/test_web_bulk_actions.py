@@ -238,6 +238,27 @@ class TestABulkRequeue:
         ]
         assert getattr(caplog.records[-1], "kind", None) == "token_cleanup"
 
+    async def test_a_requeued_item_links_the_item_that_replaced_it_on_its_page_and_in_the_api(
+        self, world: WebWorld
+    ) -> None:
+        [failed] = await failed_items(world, 1)
+        path = "/kinds/token_cleanup/requeue-failed"
+
+        async with world.client(token=TOKEN) as client:
+            await press(client, path, await confirmed(client, path))
+            page = (await client.get(f"/items/{failed}")).text
+            document = (await client.get(f"/api/items/{failed}")).json()["item"]
+            new = world.state.items[failed].requeued_as
+            new_page = (await client.get(f"/items/{new}")).text
+
+        assert new is not None
+        assert document["requeued_as"] == new
+        assert (
+            f'<td id="requeued-as"><a href="/items/{new}">item #{new}</a> (a bulk requeue)</td>'
+            in page
+        )
+        assert 'id="requeued-as"' not in new_page
+
     async def test_pressed_twice_the_second_requeues_nothing(self, world: WebWorld) -> None:
         ids = await failed_items(world, 3)
         path = "/kinds/token_cleanup/requeue-failed"

@@ -178,6 +178,7 @@ class TestRunning:
             "snoozes": 0,
             "failures": [],
             "result": None,
+            "requeued_as": None,
         }
         assert document["items"][0]["heartbeat_age_seconds"] == 2.25
         assert "Running (2)" in html

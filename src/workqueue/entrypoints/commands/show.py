@@ -46,6 +46,7 @@ def item_document(item: WorkItem) -> dict[str, JsonValue]:
         "result": item.result,
         "error": item.error,
         "cancel_reason": item.cancel_reason,
+        "requeued_as": item.requeued_as,
         "failures": [
             {"attempt": failure.attempt, "at": iso_timestamp(failure.at), "error": failure.error}
             for failure in item.failures
@@ -74,6 +75,7 @@ def render_item(item: WorkItem) -> str:
         ("result", None if item.result is None else _COMPACT_JSON.encode(item.result)),
         ("cancel requested", item.cancel_reason),
         ("error", item.error),
+        ("requeued as item", item.requeued_as),
     ]
     lines += [f"  {name}: {value}" for name, value in fields if value is not None]
     if item.failures:

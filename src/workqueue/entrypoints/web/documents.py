@@ -93,6 +93,7 @@ def item_document(item: WorkItem, now: datetime) -> dict[str, JsonValue]:
             for failure in item.failures
         ],
         "result": item.result,
+        "requeued_as": item.requeued_as,
     }
 
 
