@@ -234,9 +234,11 @@ class InMemoryWorkStore(WorkStore):
         taken = self._bulk_batch(kind, BulkAction.REQUEUE_FAILED, after_id, up_to_id, limit)
         requests, invalid = decoded(taken, decode)
         queue = InMemoryWorkQueue(self._state, self._clock)
-        results = await queue.enqueue_many([request for _, request in requests])
-        for (item, _), result in zip(requests, results, strict=True):
+        results = []
+        for item, request in requests:
+            result = await queue.enqueue(request.payload, dedup_key=request.dedup_key)
             self._state.write(replace(item, requeued_as=result.id))
+            results.append(result)
         return requeued_batch(taken, results, invalid)
 
     async def cancel_queued(

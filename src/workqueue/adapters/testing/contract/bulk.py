@@ -329,6 +329,29 @@ class BulkContract:
         queued, cancelled = WorkStatus.QUEUED, WorkStatus.CANCELLED
         assert statuses == [queued, cancelled, cancelled, cancelled, queued]
 
+    async def test_a_batch_with_a_limit_below_one_takes_nothing(
+        self, store: WorkStore, backdoor: Backdoor, clock: FakeClock
+    ) -> None:
+        await _failed(backdoor, clock)
+        await _queued(backdoor, clock)
+        before = await backdoor.all_items()
+        empty = BulkBatch(taken=0, done=0, last_id=None)
+
+        for limit in (0, -1):
+            assert (
+                await store.requeue_failed(
+                    ALPHA, after_id=0, up_to_id=LARGEST_ITEM_ID, limit=limit, decode=decode
+                )
+                == empty
+            )
+            assert (
+                await store.cancel_queued(
+                    ALPHA, after_id=0, up_to_id=LARGEST_ITEM_ID, limit=limit, reason=REASON
+                )
+                == empty
+            )
+        assert await backdoor.all_items() == before
+
     async def test_a_batch_that_finds_nothing_says_so(self, store: WorkStore) -> None:
         empty = BulkBatch(taken=0, done=0, last_id=None)
         assert (
