@@ -23,6 +23,7 @@ for the mutation gate's record (:func:`pytest_runtest_logreport`).
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -97,6 +98,22 @@ def pgbouncer(postgres_admin_url: str) -> Iterator[PgBouncer]:
 
 # The slowest database-free test takes a few seconds; one that runs this long has hung.
 HUNG_AFTER_SECONDS = 20.0
+
+
+@pytest.fixture(autouse=True)
+def _logging_restored() -> Iterator[None]:
+    """The CLI configures the root logger; put it back so no test leaks its level or handlers.
+
+    Every test, not only the CLI's own: a test elsewhere that runs ``main`` left the
+    root at INFO, and a later test counting its log records read the worker's too.
+    """
+    root = logging.getLogger()
+    handlers, level = root.handlers[:], root.level
+    yield
+    for handler in root.handlers[:]:
+        if handler not in handlers:
+            root.removeHandler(handler)
+    root.setLevel(level)
 
 
 @pytest.fixture(autouse=True)
