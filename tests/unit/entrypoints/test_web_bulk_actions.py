@@ -358,6 +358,47 @@ class TestABulkRequeue:
         assert level == "WARNING"
         assert line.endswith(f"; Left failed: items {stale.id}.")
 
+    async def test_requeued_absorbed_left_and_changed_items_are_each_counted_and_logged(
+        self, world: WebWorld, caplog: pytest.LogCaptureFixture
+    ) -> None:
+        caplog.set_level(logging.INFO, logger="workqueue.web")
+        await world.queue.enqueue(WorkItemRetention(), dedup_key="nightly")
+        twin_failed = await world.store.claim(
+            ["work_item_retention"], worker_id="w", lease_duration=LEASE
+        )
+        assert twin_failed is not None
+        await world.store.finish(twin_failed.lease, RunOutcome.failed("boom", None))
+        stale = [(await world.failed_with_a_stale_payload()).id for _ in range(2)]
+        plain, taken_meanwhile = await failed_items(world, 2, kind="work_item_retention")
+        await world.queue.enqueue(WorkItemRetention(), dedup_key="nightly")
+        path = "/kinds/work_item_retention/requeue-failed"
+
+        async with world.client(token=TOKEN) as client:
+            form = await confirmed(client, path)
+            other = world.state.items[taken_meanwhile]
+            world.state.write(replace(other, requeued_as=LARGEST))
+            response = await press(client, path, form)
+
+        assert response.status_code == 200
+        assert notice(response.text) == "Requeued 2 failed items of work_item_retention."
+        assert result_rows(response.text) == [
+            ("Queued again as new items", "1"),
+            ("Absorbed by a queued item of the same dedup key", "1"),
+            ("Left failed, as their payload no longer validates", "2"),
+            (f"Of the 5 shown, {REQUEUE_CHANGED}", "1"),
+        ]
+        assert world.state.items[plain].requeued_as is not None
+        assert view_log(caplog) == [
+            (
+                "WARNING",
+                "web requeue-failed of kind work_item_retention: Requeued 2 failed items of "
+                "work_item_retention. Queued again as new items: 1; Absorbed by a queued item "
+                "of the same dedup key: 1; Left failed, as their payload no longer validates: "
+                f"2; Of the 5 shown, {REQUEUE_CHANGED}: 1; Left failed: items "
+                f"{stale[0]}, {stale[1]}.",
+            )
+        ]
+
     async def test_only_items_whose_payload_no_longer_validates_is_a_422_listing_each(
         self, world: WebWorld
     ) -> None:
