@@ -209,8 +209,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _kind_options(command: argparse.ArgumentParser, flag: str, takes: str) -> None:
     """``--kind KIND``, ``flag`` (which of its items) and ``--yes``: a bulk action on a kind."""
-    # argparse shows the option's value as KIND, its dest upper-cased.
-    command.add_argument("--kind", help=f"act on items of KIND instead of item ID (with {flag})")
+    command.add_argument(
+        "--kind", metavar="KIND", help=f"act on items of KIND instead of item ID (with {flag})"
+    )
     command.add_argument(flag, dest="bulk", action="store_true", help=takes)
     command.add_argument("--yes", action="store_true", help="with --kind: act without asking first")
 

@@ -177,13 +177,12 @@ def create_app(services: WebServices, *, allowed_hosts: Collection[str]) -> Star
             # A kind is any text, a "/" too: the path convertor takes it whole.
             Route("/kinds/{kind:path}/pause", pause_kind, methods=_ACTION_METHODS),
             Route("/kinds/{kind:path}/resume", resume_kind, methods=_ACTION_METHODS),
-            # A bulk action's confirmation (GET, as every route given no methods) and the
-            # action (POST), on one path.
-            Route("/kinds/{kind:path}/requeue-failed", requeue_failed_page),
+            # A bulk action's confirmation (GET) and the action (POST), on one path.
+            Route("/kinds/{kind:path}/requeue-failed", requeue_failed_page, methods=("GET",)),
             Route(
                 "/kinds/{kind:path}/requeue-failed", requeue_failed_kind, methods=_ACTION_METHODS
             ),
-            Route("/kinds/{kind:path}/cancel-queued", cancel_queued_page),
+            Route("/kinds/{kind:path}/cancel-queued", cancel_queued_page, methods=("GET",)),
             Route("/kinds/{kind:path}/cancel-queued", cancel_queued_kind, methods=_ACTION_METHODS),
             Route("/fragments/overview", overview_fragment),
             Route("/fragments/items/{item_id:int}", item_fragment),
