@@ -16,8 +16,7 @@ from __future__ import annotations
 
 import signal
 import threading
-from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 from typing import TextIO
 
 from workqueue.application import cancel_queued, requeue_failed
@@ -26,7 +25,6 @@ from workqueue.domain import (
     BulkResult,
     BulkScope,
     UnknownKindError,
-    WorkStore,
     cancel_reason_text,
     checked_cancel_reason,
 )
@@ -145,63 +143,6 @@ def _confirmed(question: str, answers: TextIO | None, out: TextIO) -> bool:
     return answer.strip().lower() in _YES
 
 
-@dataclass(frozen=True)
-class _Wording:
-    """How the command of one bulk action speaks."""
-
-    status: str
-    purpose: str
-    nothing: str
-    question: str
-    refused: str
-
-
-_WORDING = {
-    BulkAction.REQUEUE_FAILED: _Wording(
-        status="failed",
-        purpose="to queue again",
-        nothing="no failed item of {kind} left to requeue",
-        question="Requeue them? [y/N] ",
-        refused="nothing requeued",
-    ),
-    BulkAction.CANCEL_QUEUED: _Wording(
-        status="queued",
-        purpose="to cancel",
-        nothing="no queued item of {kind}",
-        question="Cancel them? [y/N] ",
-        refused="nothing cancelled",
-    ),
-}
-
-
-async def _in_bulk(
-    container: WorkerContainer,
-    out: TextIO,
-    *,
-    kind: str,
-    action: BulkAction,
-    answers: TextIO | None,
-    act: Callable[[WorkStore, int], Awaitable[str]],
-) -> ExitStatus:
-    """Say the scope of ``action`` on ``kind``, ask, and ``act`` on the items up to the
-    highest id said; ``act`` returns the line saying what it did."""
-    wording = _WORDING[action]
-    schema = await provide(container.schema)
-    await schema.check_current()
-    monitor = await provide(container.work_monitor)
-    scope = await monitor.bulk_scope(kind, action)
-    if scope.up_to_id is None:
-        print(f"nothing to do: {wording.nothing.format(kind=kind)}", file=out)
-        return ExitStatus.OK
-    print(_scope_line(scope, wording.status, kind, wording.purpose), file=out)
-    if not _confirmed(wording.question, answers, out):
-        print(wording.refused, file=out)
-        return ExitStatus.FAILURE
-    store = await provide(container.work_store)
-    print(await act(store, scope.up_to_id), file=out)
-    return ExitStatus.OK
-
-
 async def requeue_failed_of_kind(
     container: WorkerContainer, out: TextIO, *, kind: str, answers: TextIO | None
 ) -> ExitStatus:
@@ -218,14 +159,21 @@ async def requeue_failed_of_kind(
     catalog = await provide(container.catalog)
     if kind not in catalog:
         raise UnknownKindError(kind, sorted(catalog.kinds))
-
-    async def act(store: WorkStore, up_to_id: int) -> str:
-        result = await requeue_failed(kind, up_to_id=up_to_id, store=store, decode=catalog.decode)
-        return requeued_line(kind, result)
-
-    return await _in_bulk(
-        container, out, kind=kind, action=BulkAction.REQUEUE_FAILED, answers=answers, act=act
-    )
+    schema = await provide(container.schema)
+    await schema.check_current()
+    monitor = await provide(container.work_monitor)
+    scope = await monitor.bulk_scope(kind, BulkAction.REQUEUE_FAILED)
+    if scope.up_to_id is None:
+        print(f"nothing to do: no failed item of {kind} left to requeue", file=out)
+        return ExitStatus.OK
+    print(_scope_line(scope, "failed", kind, "to queue again"), file=out)
+    if not _confirmed("Requeue them? [y/N] ", answers, out):
+        print("nothing requeued", file=out)
+        return ExitStatus.FAILURE
+    store = await provide(container.work_store)
+    result = await requeue_failed(kind, up_to_id=scope.up_to_id, store=store, decode=catalog.decode)
+    print(requeued_line(kind, result), file=out)
+    return ExitStatus.OK
 
 
 async def cancel_queued_of_kind(
@@ -248,11 +196,18 @@ async def cancel_queued_of_kind(
         before stay done).
     """
     stored = checked_cancel_reason(cancel_reason_text(reason))
-
-    async def act(store: WorkStore, up_to_id: int) -> str:
-        result = await cancel_queued(kind, up_to_id=up_to_id, store=store, reason=stored)
-        return f"cancelled {_items(result.done, 'queued')} of {kind} (reason: {stored})"
-
-    return await _in_bulk(
-        container, out, kind=kind, action=BulkAction.CANCEL_QUEUED, answers=answers, act=act
-    )
+    schema = await provide(container.schema)
+    await schema.check_current()
+    monitor = await provide(container.work_monitor)
+    scope = await monitor.bulk_scope(kind, BulkAction.CANCEL_QUEUED)
+    if scope.up_to_id is None:
+        print(f"nothing to do: no queued item of {kind}", file=out)
+        return ExitStatus.OK
+    print(_scope_line(scope, "queued", kind, "to cancel"), file=out)
+    if not _confirmed("Cancel them? [y/N] ", answers, out):
+        print("nothing cancelled", file=out)
+        return ExitStatus.FAILURE
+    store = await provide(container.work_store)
+    result = await cancel_queued(kind, up_to_id=scope.up_to_id, store=store, reason=stored)
+    print(f"cancelled {_items(result.done, 'queued')} of {kind} (reason: {stored})", file=out)
+    return ExitStatus.OK
