@@ -14,7 +14,6 @@ from dataclasses import replace
 from datetime import datetime, timedelta
 from zoneinfo import ZoneInfo
 
-from asyncpg.pool import PoolConnectionProxy
 from pydantic import JsonValue
 
 from workqueue.adapters.memory import (
@@ -53,7 +52,9 @@ from workqueue.domain import (
     WorkItem,
     WorkSchedule,
     WorkStatus,
+    decoded,
     kind_name,
+    requeued_batch,
 )
 
 FIXED_LEASE = timedelta(seconds=60)
@@ -1000,10 +1001,26 @@ class TakesFailedWithoutLocking(PostgresWorkStore):
     """Its bulk requeue reads a batch of failed items without locking them: two bulk
     requeues at once read the same items, and each enqueues them again."""
 
-    async def _take_failed(
-        self, connection: PoolConnectionProxy, kind: str, after_id: int, up_to_id: int, limit: int
-    ) -> list[WorkItem]:
+    async def requeue_failed(
+        self,
+        kind: str,
+        *,
+        after_id: int,
+        up_to_id: int,
+        limit: int,
+        decode: PayloadDecoder,
+    ) -> BulkBatch:
         unlocked = _SQL["take_failed"].replace("FOR UPDATE SKIP LOCKED", "")
         assert unlocked != _SQL["take_failed"]
-        rows = await connection.fetch(unlocked, kind, after_id, up_to_id, limit)
-        return [work_item_from_row(row) for row in rows]
+        async with self._pool.acquire() as connection, connection.transaction():
+            rows = await connection.fetch(unlocked, kind, after_id, up_to_id, limit)
+            taken = [work_item_from_row(row) for row in rows]
+            requests, invalid = decoded(taken, decode)
+            queue = PostgresWorkQueue(connection, self._clock)
+            results = await queue.enqueue_many([request for _, request in requests])
+            await connection.execute(
+                _SQL["mark_requeued"],
+                [item.id for item, _ in requests],
+                [result.id for result in results],
+            )
+        return requeued_batch(taken, results, invalid)

@@ -496,7 +496,14 @@ class PostgresWorkStore(WorkStore):  # pragma: no mutate block
         """
         with connection_loss_as_unavailable():
             async with self._pool.acquire() as connection, connection.transaction():
-                taken = await self._take_failed(connection, kind, after_id, up_to_id, limit)
+                rows = await connection.fetch(
+                    _SQL["take_failed"],
+                    kind,
+                    item_id_bound(after_id),
+                    item_id_bound(up_to_id),
+                    max(limit, 0),
+                )
+                taken = [work_item_from_row(row) for row in rows]
                 requests, invalid = decoded(taken, decode)
                 queue = PostgresWorkQueue(connection, self._clock)
                 results = await queue.enqueue_many([request for _, request in requests])
@@ -506,19 +513,6 @@ class PostgresWorkStore(WorkStore):  # pragma: no mutate block
                     [result.id for result in results],
                 )
         return requeued_batch(taken, results, invalid)
-
-    async def _take_failed(
-        self, connection: PoolConnectionProxy, kind: str, after_id: int, up_to_id: int, limit: int
-    ) -> list[WorkItem]:
-        """Lock and read one batch of ``kind``'s failed items not yet requeued, in id order."""
-        rows = await connection.fetch(
-            _SQL["take_failed"],
-            kind,
-            item_id_bound(after_id),
-            item_id_bound(up_to_id),
-            max(limit, 0),
-        )
-        return [work_item_from_row(row) for row in rows]
 
     async def cancel_queued(
         self, kind: str, *, after_id: int, up_to_id: int, limit: int, reason: str
