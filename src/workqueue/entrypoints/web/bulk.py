@@ -205,13 +205,11 @@ class BulkAnswer:
 
 
 def _whole_number(form: dict[str, str], name: str, lowest: int) -> int | None:
-    """The field ``name`` as a whole number from ``lowest`` to the largest id; None otherwise,
-    a missing field too."""
-    text = form.get(name)
-    if text is None or _DIGITS.fullmatch(text.strip()) is None:
+    """The field ``name`` as a whole number from ``lowest`` to the largest id; None otherwise."""
+    text = form.get(name, "").strip()
+    if _DIGITS.fullmatch(text) is None or not lowest <= int(text) <= LARGEST_ID:
         return None
-    number = int(text)
-    return number if lowest <= number <= LARGEST_ID else None
+    return int(text)
 
 
 def _refused_field(name: str, lowest: int, what: str) -> BulkAnswer:
@@ -299,6 +297,7 @@ async def _after_bulk_action(request: Request, action: BulkAction) -> Response:
         return await _confirmation(request, action, answer.notice, answer.status)
     context = {
         "kind": request.path_params["kind"],
+        "action": action.value,
         "wording": _WORDING[action],
         "notice": answer.notice,
         "report": answer.report,
