@@ -9,9 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import io
-import logging
 import os
-from collections.abc import Iterator
 from unittest import mock
 from urllib.parse import urlsplit, urlunsplit
 
@@ -22,17 +20,6 @@ from workqueue.entrypoints.cli import main
 
 SECRET = "never-shown-pw"
 COMMANDS = [["status"], ["status", "--json"], ["enqueue", "token_cleanup"], ["migrate"]]
-
-
-@pytest.fixture(autouse=True)
-def _root_logger_restored() -> Iterator[None]:
-    root = logging.getLogger()
-    handlers, level = root.handlers[:], root.level
-    yield
-    for handler in root.handlers[:]:
-        if handler not in handlers:
-            root.removeHandler(handler)
-    root.setLevel(level)
 
 
 def run(command: list[str], database_url: str) -> tuple[int, str, str]:
