@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import io
 import json
-import logging
 import os
 from collections.abc import Iterator
 from unittest import mock
@@ -159,16 +158,11 @@ async def test_a_valid_payload_and_key_are_stored_as_validated_and_read_back_who
 
 @pytest.fixture
 def clean_environment(database_url: str) -> Iterator[str]:
-    """The CLI's environment pointing at ``database_url``; the root logger put back after."""
+    """The CLI's environment pointing at ``database_url`` (tests/conftest.py puts the root
+    logger back after every test)."""
     kept = {k: v for k, v in os.environ.items() if not k.startswith("WORKQUEUE_")}
-    root = logging.getLogger()
-    handlers, level = root.handlers[:], root.level
     with mock.patch.dict(os.environ, {**kept, "WORKQUEUE_DATABASE_URL": database_url}, clear=True):
         yield database_url
-    for handler in root.handlers[:]:
-        if handler not in handlers:
-            root.removeHandler(handler)
-    root.setLevel(level)
 
 
 async def count_rows(url: str) -> int:

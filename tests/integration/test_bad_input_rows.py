@@ -16,7 +16,6 @@ from __future__ import annotations
 import asyncio
 import io
 import json
-import logging
 import os
 from collections.abc import AsyncIterator, Iterator
 from datetime import UTC, datetime
@@ -146,16 +145,11 @@ async def test_rows_of_a_kind_this_worker_does_not_handle_are_never_claimed(
 
 @pytest.fixture
 def cli_environment(database_url: str) -> Iterator[str]:
-    """The CLI's environment pointing at ``database_url``; the root logger put back after."""
+    """The CLI's environment pointing at ``database_url`` (tests/conftest.py puts the root
+    logger back after every test)."""
     kept = {k: v for k, v in os.environ.items() if not k.startswith("WORKQUEUE_")}
-    root = logging.getLogger()
-    handlers, level = root.handlers[:], root.level
     with mock.patch.dict(os.environ, {**kept, "WORKQUEUE_DATABASE_URL": database_url}, clear=True):
         yield database_url
-    for handler in root.handlers[:]:
-        if handler not in handlers:
-            root.removeHandler(handler)
-    root.setLevel(level)
 
 
 def test_rows_of_a_kind_no_worker_handles_are_shown_by_status(cli_environment: str) -> None:
