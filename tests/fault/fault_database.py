@@ -39,6 +39,7 @@ __all__ = [
     "run_of",
     "running_items_of",
     "unfinished_count",
+    "write_trails",
 ]
 
 _SIDE_TABLES = """
@@ -112,10 +113,37 @@ _RUN = """
 SELECT item_id, attempt, worker, started_at, ended_at, reruns, failed
 FROM fault_runs WHERE item_id = $1 AND attempt = $2
 """
+_TRAIL = """
+SELECT written_at, old_status, new_status, old_attempt, new_attempt, old_stalls, new_stalls,
+       holder, writer
+FROM fault_writes WHERE item_id = $1 ORDER BY seq
+"""
 _UNFINISHED = "SELECT count(*) FROM work_items WHERE status IN ('queued', 'running')"
 _RUNNING_OF = """
 SELECT id, attempt FROM work_items WHERE status = 'running' AND worker_id = $1 ORDER BY id
 """
+
+
+async def write_trails(url: str, item_ids: Collection[int]) -> str:
+    """Every write to each of ``item_ids`` and each of their runs, one line each: what
+    an assertion message shows of items that did what they must not."""
+    connection = await asyncpg.connect(url)
+    try:
+        lines = []
+        for item_id in sorted(item_ids):
+            lines.append(f"--- item {item_id}:")
+            for row in await connection.fetch(_TRAIL, item_id):
+                lines.append(
+                    f"{row['written_at']:%H:%M:%S.%f} {row['old_status']}->{row['new_status']}"
+                    f" attempt {row['old_attempt']}->{row['new_attempt']}"
+                    f" stalls {row['old_stalls']}->{row['new_stalls']}"
+                    f" holder {row['holder']} writer {row['writer']}"
+                )
+            for row in await connection.fetch(_RUNS + " WHERE item_id = $1", item_id):
+                lines.append(f"run: {dict(row)}")
+    finally:
+        await connection.close()
+    return "\n".join(lines)
 
 
 async def install_side_tables(url: str) -> None:

@@ -17,7 +17,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Collection
 from pathlib import Path
 
 __all__ = [
@@ -177,6 +177,16 @@ class Fleet:
         return "\n".join(
             f"--- {worker.worker_id}:\n" + "\n".join(worker.output().splitlines()[-tail:])
             for worker in self.workers
+        )
+
+    def lines_naming(self, words: Collection[str]) -> str:
+        """Every worker's output lines that contain any of ``words``, for an assertion
+        message."""
+        return "\n".join(
+            f"{worker.worker_id}: {line}"
+            for worker in self.workers
+            for line in worker.output().splitlines()
+            if any(word in line for word in words)
         )
 
     async def stop_all(self, *, within: float = 20.0) -> dict[str, int]:

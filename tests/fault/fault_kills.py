@@ -8,6 +8,7 @@ import contextlib
 import random
 import time
 from collections.abc import AsyncIterator
+from datetime import UTC, datetime
 
 import asyncpg
 from fault_database import running_items_of, unfinished_count
@@ -22,6 +23,8 @@ class RecoveryWatch:
         self._pooled = pooled
         self._pending: dict[tuple[int, int], float] = {}
         self.recoveries: dict[tuple[int, int], float] = {}
+        self.kills: list[str] = []
+        """One line per kill noted: when (UTC), whom, and the leases it held."""
 
     async def killed(self, connection: asyncpg.Connection, worker_id: str, at: float) -> None:
         """Note the leases ``worker_id`` held when it was killed at ``at`` (monotonic).
@@ -45,8 +48,14 @@ class RecoveryWatch:
             return sessions == 0
 
         await eventually(sessions_gone, within=10, what=f"end of {worker_id}'s sessions")
-        for lease in await running_items_of(connection, worker_id):
+        held = await running_items_of(connection, worker_id)
+        for lease in held:
             self._pending[lease] = at
+        noted = time.monotonic() - at
+        self.kills.append(
+            f"{datetime.now(UTC):%H:%M:%S.%f} {worker_id} killed, {noted:.2f} s before its"
+            f" leases were read: {held}"
+        )
 
     @property
     def settled(self) -> bool:

@@ -17,7 +17,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from fault_database import audit, enqueue_chores
+from fault_database import audit, enqueue_chores, write_trails
 from fault_figures import FaultSize, report_figures
 from fault_fleet import FAULT_SETTINGS, Fleet
 from fault_kills import kill_until_drained, watching
@@ -102,8 +102,28 @@ async def test_a_handler_blocking_its_loop_stalls_out_alone_while_workers_are_ki
     assert result.problems == [], "\n".join(result.problems[:20])
     assert result.lost(enqueued) == 0
     assert stalled_out - killed_out == poisoned, (sorted(stalled_out), sorted(poisoned))
-    assert stalled_beyond_kills == [], (stalled_beyond_kills, dict(killed))
+    assert stalled_beyond_kills == [], await _stalls_explained(
+        fault_database, stalled_beyond_kills, killed, watch.kills, fleet
+    )
     assert {item.status for item in ordinary if item.id not in killed_out} == {"succeeded"}
     assert ended_twice == []
     assert "the event loop has been blocked for" in outputs
     assert set(exits.values()) == {0}, outputs
+
+
+async def _stalls_explained(
+    url: str, items: list[int], killed: Counter[int], kills: list[str], fleet: Fleet
+) -> str:
+    """What an ordinary item's stall beyond the kills left behind: its writes and runs,
+    the kills, and every worker's lines naming it or the watchdog."""
+    words = [f"item {item_id} " for item_id in items] + ["workqueue.watchdog"]
+    return "\n".join(
+        [
+            f"stalled beyond the kills: {items}; recoveries after kills: {dict(killed)}",
+            await write_trails(url, items),
+            "--- kills:",
+            *kills,
+            "--- worker lines:",
+            fleet.lines_naming(words),
+        ]
+    )
