@@ -156,7 +156,9 @@ class LeaseKeeper:
             if not held:
                 self._lose("a heartbeat found it no longer held (the item was reclaimed)")
                 return
-            claim.secured_until = beat_at + self._beats.lease_duration
+            # Never back: while the loop was blocked, the watchdog may have renewed the
+            # lease for longer than this heartbeat, sent before the block (docs/adr/0036).
+            claim.secured_until = max(claim.secured_until, beat_at + self._beats.lease_duration)
             if (
                 held is HeartbeatAnswer.CANCEL_REQUESTED
                 and not claim.cancel_requested

@@ -14,6 +14,7 @@ import pytest
 from service_bench import Bench, StoreSpy
 
 from workqueue.application import ExecutionOutcome, ExecutorSettings, WorkExecutor
+from workqueue.application.beats import SoloHeartbeats
 from workqueue.application.claim import Claimer
 from workqueue.application.renewals import Renewals
 from workqueue.application.watchdog import ADVICE, BlockedLoopGuard, pulse_period
@@ -32,6 +33,8 @@ class Lanes:
         self.bench = bench
         self.renewals = Renewals()
         self.spy = StoreSpy(bench.store)
+        self.beats = StoreSpy(bench.store)
+        """The store the lanes' own heartbeats go through."""
         self.opened = 0
         self.closed = 0
         self.executors = [self._executor() for _ in range(2)]
@@ -53,6 +56,9 @@ class Lanes:
             self.bench.clock,
             worker_id="lanes",
             settings=SETTINGS,
+            heartbeats=SoloHeartbeats(
+                self.beats, self.bench.clock, interval=INTERVAL, lease_duration=LEASE
+            ),
             renewals=self.renewals,
         )
 
@@ -312,6 +318,65 @@ class TestWhatTheLogSays:
         await lanes.bench.clock.advance(3)
         await lanes.guard.look(blocked_for=4.0, running=lanes.handler(0))
         assert await lanes.expiry(other) == lanes.bench.clock.now() + LEASE
+
+
+class TestAHeartbeatInFlightWhenTheLoopBlocks:
+    """A lane's heartbeat sent just before a handler blocks the loop is answered only once
+    the block is over, after the watchdog renewed that lease for longer."""
+
+    async def test_its_late_answer_leaves_the_lease_secured_as_long_as_the_watchdog_renewed_it(
+        self, lanes: Lanes, bench: Bench
+    ) -> None:
+        _, other = await lanes.running("a", "b")
+        answered = asyncio.Event()
+        store = bench.store
+
+        async def answered_late(lease: Lease, **kwargs: object) -> object:
+            answer = await store.heartbeat(lease, **kwargs)  # type: ignore[arg-type]
+            if lease.item_id == other:
+                await answered.wait()
+            return answer
+
+        lanes.beats.overrides["heartbeat"] = answered_late
+        await bench.clock.advance(INTERVAL.total_seconds())
+        await bench.clock.advance(1)
+        await lanes.guard.look(blocked_for=2.0, running=lanes.handler(0))
+        renewed_until = bench.clock.now() + LEASE
+        answered.set()
+        await bench.clock.settle()
+        assert lanes.secured(1) == renewed_until
+
+    async def test_the_lane_keeps_its_item_when_the_loop_resumes_past_that_heartbeats_lease(
+        self, lanes: Lanes, bench: Bench
+    ) -> None:
+        _, other = await lanes.running("a", "b")
+        answered = asyncio.Event()
+        store = bench.store
+
+        async def answered_late(lease: Lease, **kwargs: object) -> object:
+            answer = await store.heartbeat(lease, **kwargs)  # type: ignore[arg-type]
+            if lease.item_id == other:
+                await answered.wait()
+            return answer
+
+        lanes.beats.overrides["heartbeat"] = answered_late
+        sent_at = bench.clock.now() + INTERVAL
+        await bench.clock.advance(INTERVAL.total_seconds())
+        await bench.clock.advance(1)
+        await lanes.guard.look(blocked_for=2.0, running=lanes.handler(0))
+        answered.set()
+        await bench.clock.settle()
+        # The loop blocks again, past the lease that heartbeat secured but not as far as
+        # the watchdog's renewal.
+        bench.clock.advance((sent_at + LEASE - bench.clock.now()).total_seconds() + 0.5)
+        await bench.clock.settle()
+        running = lanes.executors[1].running
+        assert running is not None
+        handler, claim = running
+        assert claim.lost is None
+        assert not handler.cancelled()
+        item = await bench.item(other)
+        assert (item.status, item.attempt) == (WorkStatus.RUNNING, 1)
 
 
 def claimer_noting(renewals: Renewals, bench: Bench) -> Claimer:
