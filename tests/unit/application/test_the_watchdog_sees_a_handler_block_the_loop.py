@@ -155,17 +155,30 @@ def test_a_workers_watchdog_waits_for_its_thread_a_heartbeat_interval_at_most() 
 
 
 class LookRecorder:
-    """A guard that notes each look, and in which thread it was made."""
+    """A guard that notes each look made once the loop waits for one
+    (:meth:`wait_for_look`), and in which thread it was made."""
 
     def __init__(self) -> None:
         self.looks: list[tuple[float, asyncio.Task[object] | None, str]] = []
         self.threads: list[threading.Thread] = []
         self.looked = threading.Event()
+        self._waiting = threading.Event()
         self.closed = False
+
+    def wait_for_look(self) -> bool:
+        """Block the calling thread until the watchdog has looked while it blocked here.
+
+        A look made before (the watchdog's thread starts looking at once, while the
+        loop's thread may still be on an earlier line) is not noted.
+        """
+        self._waiting.set()
+        return self.looked.wait(timeout=30)
 
     async def look(
         self, *, blocked_for: float, running: asyncio.Task[object] | None, where: Callable[[], str]
     ) -> None:
+        if not self._waiting.is_set():
+            return
         self.looks.append((blocked_for, running, where()))
         self.threads.append(threading.current_thread())
         self.looked.set()
@@ -189,7 +202,7 @@ async def test_the_watchdog_looks_from_a_daemon_thread_of_its_own_on_its_clock(
     try:
         # Block the loop until the watchdog has looked at it once.
         wait_line = inspect.currentframe().f_lineno + 1  # type: ignore[union-attr]
-        assert recorder.looked.wait(timeout=30)
+        assert recorder.wait_for_look()
         test_name = inspect.currentframe().f_code.co_name  # type: ignore[union-attr]
     finally:
         await watchdog.stop()
@@ -226,7 +239,7 @@ async def test_a_watchdog_slow_to_stop_is_left_behind_with_a_warning_after_its_g
     guard = SlowToClose()
     watchdog = LoopWatchdog(guard, period=0.001, stop_grace=0.0)  # type: ignore[arg-type]
     watchdog.start()
-    assert guard.looked.wait(timeout=30)
+    assert guard.wait_for_look()
 
     await watchdog.stop()
 
