@@ -34,6 +34,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+import asyncpg
+
 from workqueue.adapters.postgres import migrate
 from workqueue.adapters.postgres.sql import load_statements
 
@@ -126,8 +128,6 @@ def _make_cluster(bindir: Path, root: Path, ddl: list[str]) -> None:
 
 
 async def _migrate(url: str, ddl: list[str]) -> None:
-    import asyncpg
-
     await migrate(url)
     connection = await asyncpg.connect(url)
     try:
