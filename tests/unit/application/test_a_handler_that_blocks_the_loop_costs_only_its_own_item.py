@@ -18,7 +18,7 @@ from workqueue.application.beats import SoloHeartbeats
 from workqueue.application.claim import Claimer
 from workqueue.application.renewals import Renewals
 from workqueue.application.watchdog import ADVICE, BlockedLoopGuard, pulse_period
-from workqueue.domain import Lease, StoreUnavailableError, WorkStatus, WorkStore
+from workqueue.domain import HeartbeatAnswer, Lease, StoreUnavailableError, WorkStatus, WorkStore
 
 INTERVAL = timedelta(seconds=2)
 LEASE = timedelta(seconds=6)
@@ -377,6 +377,36 @@ class TestAHeartbeatInFlightWhenTheLoopBlocks:
         assert not handler.cancelled()
         item = await bench.item(other)
         assert (item.status, item.attempt) == (WorkStatus.RUNNING, 1)
+
+    async def test_a_write_that_lands_after_the_renewal_leaves_no_shorter_lease_stored(
+        self, lanes: Lanes, bench: Bench
+    ) -> None:
+        """The heartbeat's statement reached the store only after the block, carrying the
+        lease it was sent with, shorter than the watchdog's renewal."""
+        _, other = await lanes.running("a", "b")
+        delayed = asyncio.Event()
+        late = [True]
+        store = bench.store
+
+        async def written_late(lease: Lease, **kwargs: object) -> object:
+            if lease.item_id != other or not late[0]:
+                return await store.heartbeat(lease, **kwargs)  # type: ignore[arg-type]
+            late[0] = False
+            sent_at = bench.clock.now()
+            await delayed.wait()
+            item = bench.state.items[other]
+            bench.state.write(replace(item, lease_expires_at=sent_at + LEASE))
+            return HeartbeatAnswer.HELD
+
+        lanes.beats.overrides["heartbeat"] = written_late
+        await bench.clock.advance(INTERVAL.total_seconds())
+        await bench.clock.advance(1)
+        await lanes.guard.look(blocked_for=2.0, running=lanes.handler(0))
+        delayed.set()
+        await bench.clock.settle()
+        stored = await lanes.expiry(other)
+        assert stored is not None
+        assert stored >= lanes.secured(1) == bench.clock.now() + LEASE
 
 
 def claimer_noting(renewals: Renewals, bench: Bench) -> Claimer:
