@@ -114,7 +114,9 @@ class LeaseKeeper:
         """
         clock = self._clock
         claim = self._claim
-        renew_now = False
+        # The lease this keeper's own heartbeats last stored; the claim may keep a
+        # longer one, renewed by the watchdog while the loop was blocked (docs/adr/0036).
+        stored = claim.secured_until
         while True:
             remaining = (claim.secured_until - clock.now()).total_seconds()
             if remaining <= 0:
@@ -125,12 +127,14 @@ class LeaseKeeper:
                 if not self._handler.done():
                     self._lose("its lease ran out before a heartbeat could renew it")
                 return
-            if renew_now:
-                renew_now = False
-            else:
+            if stored >= claim.secured_until:
                 # Normally the next tick comes long before the lease runs out; after
                 # failed heartbeats, wake at the expiry instead of past it.
                 await self._beats.wait(remaining)
+            # Else the watchdog renewed the lease for longer while this keeper's last
+            # heartbeat was out, whose write may have landed after the watchdog's and
+            # shortened the stored lease: renew at once, from now, so that the stored
+            # lease is again at least as long as the one the claim keeps.
             beat_at = clock.now()
             if beat_at >= claim.secured_until:
                 continue
@@ -160,16 +164,9 @@ class LeaseKeeper:
             if not held:
                 self._lose("a heartbeat found it no longer held (the item was reclaimed)")
                 return
-            renewed = beat_at + self._beats.lease_duration
-            if renewed < claim.secured_until:
-                # The watchdog renewed the lease for longer while this heartbeat was out
-                # (the loop was blocked, docs/adr/0036): keep the watchdog's, never go
-                # back. This heartbeat's write may have landed after the watchdog's and
-                # shortened the stored lease: renew at once, from now, so that the
-                # stored lease is again at least as long as the one kept here.
-                renew_now = True
-            else:
-                claim.secured_until = renewed
+            stored = beat_at + self._beats.lease_duration
+            # Never back: what the watchdog secured meanwhile holds (docs/adr/0036).
+            claim.secured_until = max(claim.secured_until, stored)
             if (
                 held is HeartbeatAnswer.CANCEL_REQUESTED
                 and not claim.cancel_requested
