@@ -114,9 +114,7 @@ class LeaseKeeper:
         """
         clock = self._clock
         claim = self._claim
-        # The lease this keeper's own heartbeats last stored; the claim may keep a
-        # longer one, renewed by the watchdog while the loop was blocked (docs/adr/0036).
-        stored = claim.secured_until
+        wait = True
         while True:
             remaining = (claim.secured_until - clock.now()).total_seconds()
             if remaining <= 0:
@@ -127,14 +125,11 @@ class LeaseKeeper:
                 if not self._handler.done():
                     self._lose("its lease ran out before a heartbeat could renew it")
                 return
-            if stored >= claim.secured_until:
+            if wait:
                 # Normally the next tick comes long before the lease runs out; after
                 # failed heartbeats, wake at the expiry instead of past it.
                 await self._beats.wait(remaining)
-            # Else the watchdog renewed the lease for longer while this keeper's last
-            # heartbeat was out, whose write may have landed after the watchdog's and
-            # shortened the stored lease: renew at once, from now, so that the stored
-            # lease is again at least as long as the one the claim keeps.
+            wait = True
             beat_at = clock.now()
             if beat_at >= claim.secured_until:
                 continue
@@ -164,9 +159,14 @@ class LeaseKeeper:
             if not held:
                 self._lose("a heartbeat found it no longer held (the item was reclaimed)")
                 return
-            stored = beat_at + self._beats.lease_duration
-            # Never back: what the watchdog secured meanwhile holds (docs/adr/0036).
-            claim.secured_until = max(claim.secured_until, stored)
+            renewed = beat_at + self._beats.lease_duration
+            # The watchdog may have renewed the lease for longer while this heartbeat
+            # was out (the loop was blocked, docs/adr/0036): what it secured holds,
+            # never back. But this heartbeat's write may have landed after the
+            # watchdog's and shortened the stored lease: then renew at once, from now,
+            # so that the stored lease is again at least as long as the one kept here.
+            wait = renewed >= claim.secured_until
+            claim.secured_until = max(claim.secured_until, renewed)
             if (
                 held is HeartbeatAnswer.CANCEL_REQUESTED
                 and not claim.cancel_requested

@@ -408,6 +408,32 @@ class TestAHeartbeatInFlightWhenTheLoopBlocks:
         assert stored is not None
         assert stored >= lanes.secured(1) == bench.clock.now() + LEASE
 
+    async def test_a_heartbeat_that_fails_then_is_tried_again_at_the_next_tick_not_at_once(
+        self, lanes: Lanes, bench: Bench
+    ) -> None:
+        _, other = await lanes.running("a", "b")
+        answered = asyncio.Event()
+        sent: list[datetime] = []
+        store = bench.store
+
+        async def down(lease: Lease, **kwargs: object) -> object:
+            if lease.item_id != other:
+                return await store.heartbeat(lease, **kwargs)  # type: ignore[arg-type]
+            sent.append(bench.clock.now())
+            await answered.wait()
+            raise StoreUnavailableError("connection refused")
+
+        lanes.beats.overrides["heartbeat"] = down
+        first = bench.clock.now() + INTERVAL
+        await bench.clock.advance(INTERVAL.total_seconds())
+        await bench.clock.advance(1)
+        await lanes.guard.look(blocked_for=2.0, running=lanes.handler(0))
+        answered.set()
+        await bench.clock.settle()
+        assert sent == [first]
+        await bench.clock.advance(INTERVAL.total_seconds())
+        assert sent == [first, bench.clock.now()]
+
 
 def claimer_noting(renewals: Renewals, bench: Bench) -> Claimer:
     """A lane's claimer on the bench that consults ``renewals`` for what it claims."""
