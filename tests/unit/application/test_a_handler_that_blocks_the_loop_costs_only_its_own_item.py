@@ -90,6 +90,21 @@ class Lanes:
         assert running is not None, f"lane {lane} runs nothing"
         return running[1].secured_until
 
+    def answer_late(self, item_id: int) -> asyncio.Event:
+        """Hold the answer of ``item_id``'s heartbeats, written at once, until the event
+        returned is set: a heartbeat out when the loop blocks."""
+        answered = asyncio.Event()
+        store = self.bench.store
+
+        async def answered_late(lease: Lease, **kwargs: object) -> object:
+            answer = await store.heartbeat(lease, **kwargs)  # type: ignore[arg-type]
+            if lease.item_id == item_id:
+                await answered.wait()
+            return answer
+
+        self.beats.overrides["heartbeat"] = answered_late
+        return answered
+
     async def expiry(self, item_id: int) -> datetime | None:
         return (await self.bench.item(item_id)).lease_expires_at
 
@@ -328,16 +343,7 @@ class TestAHeartbeatInFlightWhenTheLoopBlocks:
         self, lanes: Lanes, bench: Bench
     ) -> None:
         _, other = await lanes.running("a", "b")
-        answered = asyncio.Event()
-        store = bench.store
-
-        async def answered_late(lease: Lease, **kwargs: object) -> object:
-            answer = await store.heartbeat(lease, **kwargs)  # type: ignore[arg-type]
-            if lease.item_id == other:
-                await answered.wait()
-            return answer
-
-        lanes.beats.overrides["heartbeat"] = answered_late
+        answered = lanes.answer_late(other)
         await bench.clock.advance(INTERVAL.total_seconds())
         await bench.clock.advance(1)
         await lanes.guard.look(blocked_for=2.0, running=lanes.handler(0))
@@ -350,16 +356,7 @@ class TestAHeartbeatInFlightWhenTheLoopBlocks:
         self, lanes: Lanes, bench: Bench
     ) -> None:
         _, other = await lanes.running("a", "b")
-        answered = asyncio.Event()
-        store = bench.store
-
-        async def answered_late(lease: Lease, **kwargs: object) -> object:
-            answer = await store.heartbeat(lease, **kwargs)  # type: ignore[arg-type]
-            if lease.item_id == other:
-                await answered.wait()
-            return answer
-
-        lanes.beats.overrides["heartbeat"] = answered_late
+        answered = lanes.answer_late(other)
         sent_at = bench.clock.now() + INTERVAL
         await bench.clock.advance(INTERVAL.total_seconds())
         await bench.clock.advance(1)
