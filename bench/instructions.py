@@ -28,7 +28,6 @@ import asyncio
 import os
 import re
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
@@ -36,6 +35,7 @@ from pathlib import Path
 
 import asyncpg
 
+from bench.web import free_port
 from workqueue.adapters.postgres import migrate
 from workqueue.adapters.postgres.sql import load_statements
 
@@ -117,7 +117,7 @@ def _make_cluster(bindir: Path, root: Path, ddl: list[str]) -> None:
         check=True,
         capture_output=True,
     )
-    port = _free_port()
+    port = free_port()
     options = f"-p {port} -k {root} -c listen_addresses=127.0.0.1 -c fsync=off"
     ctl = [str(bindir / "pg_ctl"), "-D", str(data), "-w", "-l", str(root / "server.log")]
     subprocess.run(_as_owner([*ctl, "-o", options, "start"]), check=True, capture_output=True)
@@ -135,13 +135,6 @@ async def _migrate(url: str, ddl: list[str]) -> None:
             await connection.execute(sql)
     finally:
         await connection.close()
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
 
 
 def _script(statement: str, calls: int) -> str:
