@@ -2,16 +2,7 @@
 -- Generated from the catalog by workqueue.adapters.postgres.schema; do not edit by hand:
 --   python -m workqueue.adapters.postgres.schema --database-url URL --write docs/schema.sql
 -- tests/integration/test_schema_doc.py fails when this file is stale.
--- Migrations applied: 0001_work_items, 0002_refresh_tokens, 0003_claim_in_fifo_order, 0004_monitoring_indexes, 0005_cancelled_items, 0006_delays_and_priorities, 0007_retries_snoozes_and_results, 0008_cron_schedules, 0009_kind_pauses, 0010_trace_context, 0011_kind_caps, 0012_activity_by_minute, 0013_items_by_dedup_key, 0014_requeued_as, 0015_checks_as_domains.
-
-CREATE DOMAIN wq_count AS integer CONSTRAINT wq_count_check CHECK ((VALUE >= 0));
-COMMENT ON DOMAIN wq_count IS 'A count of an item''s runs: attempt, stalls, snoozes; never negative.';
-CREATE DOMAIN wq_failures AS jsonb CONSTRAINT wq_failures_check CHECK ((jsonb_typeof(VALUE) = 'array'::text));
-COMMENT ON DOMAIN wq_failures IS 'An item''s failures: a JSON array, one entry per failed attempt.';
-CREATE DOMAIN wq_priority AS smallint CONSTRAINT wq_priority_check CHECK (((VALUE >= '-100'::integer) AND (VALUE <= 100)));
-COMMENT ON DOMAIN wq_priority IS 'An item''s priority: -100 to 100, larger first.';
-CREATE DOMAIN wq_status AS text CONSTRAINT wq_status_check CHECK ((VALUE = ANY (ARRAY['queued'::text, 'running'::text, 'succeeded'::text, 'failed'::text, 'cancelled'::text])));
-COMMENT ON DOMAIN wq_status IS 'An item''s status: queued, running, succeeded, failed or cancelled.';
+-- Migrations applied: 0001_work_items, 0002_refresh_tokens, 0003_claim_in_fifo_order, 0004_monitoring_indexes, 0005_cancelled_items, 0006_delays_and_priorities, 0007_retries_snoozes_and_results, 0008_cron_schedules, 0009_kind_pauses, 0010_trace_context, 0011_kind_caps, 0012_activity_by_minute, 0013_items_by_dedup_key, 0014_requeued_as.
 
 CREATE TABLE refresh_tokens (
     id bigint NOT NULL GENERATED ALWAYS AS IDENTITY,
@@ -59,9 +50,9 @@ CREATE TABLE work_items (
     id bigint NOT NULL GENERATED ALWAYS AS IDENTITY,
     kind text NOT NULL,
     payload jsonb NOT NULL,
-    status wq_status NOT NULL,
-    attempt wq_count NOT NULL DEFAULT 0,
-    stalls wq_count NOT NULL DEFAULT 0,
+    status text NOT NULL,
+    attempt integer NOT NULL DEFAULT 0,
+    stalls integer NOT NULL DEFAULT 0,
     dedup_key text,
     enqueued_at timestamp with time zone NOT NULL,
     started_at timestamp with time zone,
@@ -72,16 +63,22 @@ CREATE TABLE work_items (
     progress jsonb,
     error text,
     cancel_reason text,
-    priority wq_priority NOT NULL DEFAULT 0,
+    priority smallint NOT NULL DEFAULT 0,
     run_at timestamp with time zone NOT NULL,
     delayed boolean NOT NULL DEFAULT false,
-    failures wq_failures NOT NULL DEFAULT '[]'::jsonb,
-    snoozes wq_count NOT NULL DEFAULT 0,
+    failures jsonb NOT NULL DEFAULT '[]'::jsonb,
+    snoozes integer NOT NULL DEFAULT 0,
     result jsonb,
     trace_context jsonb,
     slot integer,
     requeued_as bigint,
-    CONSTRAINT work_items_pkey PRIMARY KEY (id)
+    CONSTRAINT work_items_attempt_check CHECK ((attempt >= 0)),
+    CONSTRAINT work_items_failures_array CHECK ((jsonb_typeof(failures) = 'array'::text)),
+    CONSTRAINT work_items_pkey PRIMARY KEY (id),
+    CONSTRAINT work_items_priority_range CHECK (((priority >= '-100'::integer) AND (priority <= 100))),
+    CONSTRAINT work_items_snoozes_counted CHECK ((snoozes >= 0)),
+    CONSTRAINT work_items_stalls_check CHECK ((stalls >= 0)),
+    CONSTRAINT work_items_status_check CHECK ((status = ANY (ARRAY['queued'::text, 'running'::text, 'succeeded'::text, 'failed'::text, 'cancelled'::text])))
 ) WITH (fillfactor=80, autovacuum_vacuum_scale_factor=0.02, autovacuum_analyze_scale_factor=0.02, autovacuum_vacuum_cost_delay=0);
 COMMENT ON TABLE work_items IS 'One row per unit of work, from enqueue to its final state. Inserted only by the WorkQueue (enqueue); updated by the WorkStore (claim, heartbeat, complete, fail, release, lease recovery); deleted only by retention.';
 COMMENT ON COLUMN work_items.id IS 'Identity; claim order (FIFO). Written by enqueue; with attempt it is the lease that fences every write after a claim.';
@@ -111,31 +108,31 @@ COMMENT ON COLUMN work_items.slot IS 'The slot of work_kind_slots a running item
 COMMENT ON COLUMN work_items.requeued_as IS 'The item a bulk requeue enqueued for this failed one, or the queued twin that absorbed it; null until then (docs/adr/0041). Written by a bulk requeue in the transaction of its enqueue; read by the next one, which passes over the item, and by the admin view.';
 CREATE INDEX work_items_by_dedup_key ON public.work_items USING btree (dedup_key, id DESC) WHERE (dedup_key IS NOT NULL);
 COMMENT ON INDEX work_items_by_dedup_key IS 'Admin view: the items of every kind and status with a dedup key, newest first (partial on a key, so items without one cost nothing).';
-CREATE INDEX work_items_claim ON public.work_items USING btree (priority DESC, id) WHERE (((status)::text = 'queued'::text) AND (NOT delayed));
+CREATE INDEX work_items_claim ON public.work_items USING btree (priority DESC, id) WHERE ((status = 'queued'::text) AND (NOT delayed));
 COMMENT ON INDEX work_items_claim IS 'Claim: the queued items not waiting for their run_at, in claim order (priority DESC, id), for any set of kinds.';
-CREATE INDEX work_items_claim_by_kind ON public.work_items USING btree (kind, priority DESC, id) WHERE (((status)::text = 'queued'::text) AND (delayed IS NOT TRUE));
+CREATE INDEX work_items_claim_by_kind ON public.work_items USING btree (kind, priority DESC, id) WHERE ((status = 'queued'::text) AND (delayed IS NOT TRUE));
 COMMENT ON INDEX work_items_claim_by_kind IS 'Claims while a served kind is capped: one kind''s queued items not waiting for their run_at, in claim order.';
-CREATE INDEX work_items_delayed ON public.work_items USING btree (kind, run_at) WHERE (((status)::text = 'queued'::text) AND delayed);
+CREATE INDEX work_items_delayed ON public.work_items USING btree (kind, run_at) WHERE ((status = 'queued'::text) AND delayed);
 COMMENT ON INDEX work_items_delayed IS 'Queued items waiting for their run_at, by kind: when the next of some kinds becomes due.';
-CREATE INDEX work_items_due ON public.work_items USING btree (run_at) WHERE (((status)::text = 'queued'::text) AND delayed);
+CREATE INDEX work_items_due ON public.work_items USING btree (run_at) WHERE ((status = 'queued'::text) AND delayed);
 COMMENT ON INDEX work_items_due IS 'Queued items waiting for their run_at, by run_at: what a claim finds due, of any kind.';
-CREATE INDEX work_items_finished_by_kind ON public.work_items USING btree (kind, status) WHERE ((status)::text <> ALL (ARRAY['queued'::text, 'running'::text]));
+CREATE INDEX work_items_finished_by_kind ON public.work_items USING btree (kind, status) WHERE (status <> ALL (ARRAY['queued'::text, 'running'::text]));
 COMMENT ON INDEX work_items_finished_by_kind IS 'Admin view and metrics: how many finished items each kind has in each final status (index-only).';
-CREATE INDEX work_items_newest_finished ON public.work_items USING btree (kind, finished_at) WHERE ((status)::text <> ALL (ARRAY['queued'::text, 'running'::text]));
+CREATE INDEX work_items_newest_finished ON public.work_items USING btree (kind, finished_at) WHERE (status <> ALL (ARRAY['queued'::text, 'running'::text]));
 COMMENT ON INDEX work_items_newest_finished IS 'Due-ness: the newest finished item of a kind (any final status).';
-CREATE INDEX work_items_queued_by_kind ON public.work_items USING btree (kind, id) WHERE ((status)::text = 'queued'::text);
+CREATE INDEX work_items_queued_by_kind ON public.work_items USING btree (kind, id) WHERE (status = 'queued'::text);
 COMMENT ON INDEX work_items_queued_by_kind IS 'Due-ness (is an item of a kind queued), and the admin view: counts, oldest and pages of queued items.';
-CREATE UNIQUE INDEX work_items_queued_dedup_key ON public.work_items USING btree (kind, dedup_key) WHERE (((status)::text = 'queued'::text) AND (dedup_key IS NOT NULL));
+CREATE UNIQUE INDEX work_items_queued_dedup_key ON public.work_items USING btree (kind, dedup_key) WHERE ((status = 'queued'::text) AND (dedup_key IS NOT NULL));
 COMMENT ON INDEX work_items_queued_dedup_key IS 'Dedup: no two queued items share kind and dedup key. Read by enqueue (ON CONFLICT), release and lease recovery.';
-CREATE INDEX work_items_retention ON public.work_items USING btree (finished_at) WHERE ((status)::text <> ALL (ARRAY['queued'::text, 'running'::text]));
+CREATE INDEX work_items_retention ON public.work_items USING btree (finished_at) WHERE (status <> ALL (ARRAY['queued'::text, 'running'::text]));
 COMMENT ON INDEX work_items_retention IS 'Retention: the oldest finished items (any final status), deleted in bounded batches.';
-CREATE INDEX work_items_running ON public.work_items USING btree (kind, id) WHERE ((status)::text = 'running'::text);
+CREATE INDEX work_items_running ON public.work_items USING btree (kind, id) WHERE (status = 'running'::text);
 COMMENT ON INDEX work_items_running IS 'Lease recovery (scan running items, filter the lease) and due-ness (is a kind running).';
-CREATE INDEX work_items_stalled ON public.work_items USING btree (kind) WHERE ((stalls)::integer > 0);
+CREATE INDEX work_items_stalled ON public.work_items USING btree (kind) WHERE (stalls > 0);
 COMMENT ON INDEX work_items_stalled IS 'Metrics: the stalls counted on items seen lately (partial on stalls > 0, so it stays small).';
-CREATE INDEX work_items_to_requeue ON public.work_items USING btree (kind, id) WHERE (((status)::text = 'failed'::text) AND (requeued_as IS NULL));
+CREATE INDEX work_items_to_requeue ON public.work_items USING btree (kind, id) WHERE ((status = 'failed'::text) AND (requeued_as IS NULL));
 COMMENT ON INDEX work_items_to_requeue IS 'Bulk requeue: a kind''s failed items not requeued yet, in id order (read in batches, counted before).';
-CREATE INDEX work_items_unsuccessful ON public.work_items USING btree (finished_at, id) WHERE ((status)::text <> ALL (ARRAY['queued'::text, 'running'::text, 'succeeded'::text]));
+CREATE INDEX work_items_unsuccessful ON public.work_items USING btree (finished_at, id) WHERE (status <> ALL (ARRAY['queued'::text, 'running'::text, 'succeeded'::text]));
 COMMENT ON INDEX work_items_unsuccessful IS 'Admin view and metrics: the latest items that ended without success, and how many did since a moment.';
 CREATE STATISTICS public.work_items_status_and_kind (mcv) ON kind, status FROM work_items;
 CREATE OR REPLACE FUNCTION public.work_items_free_slot()
@@ -148,7 +145,7 @@ BEGIN
     RETURN NULL;
 END
 $function$;
-CREATE TRIGGER work_items_free_slot AFTER UPDATE OF status ON public.work_items FOR EACH ROW WHEN ((((old.status)::text = 'running'::text) AND ((new.status)::text <> 'running'::text) AND (new.slot IS NOT NULL))) EXECUTE FUNCTION work_items_free_slot();
+CREATE TRIGGER work_items_free_slot AFTER UPDATE OF status ON public.work_items FOR EACH ROW WHEN (((old.status = 'running'::text) AND (new.status <> 'running'::text) AND (new.slot IS NOT NULL))) EXECUTE FUNCTION work_items_free_slot();
 CREATE OR REPLACE FUNCTION public.work_items_run_at_from_enqueued_at()
  RETURNS trigger
  LANGUAGE plpgsql

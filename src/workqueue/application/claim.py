@@ -30,9 +30,8 @@ __all__ = ["Claim", "Claimer"]
 class Claim:
     """One claimed item on its way to an outcome, and the state of its lease.
 
-    :param claimed_at: when the claim was sent, on the executor's clock.
-    :param secured_until: until when the claim secured the item: the lease the store
-        wrote with it.
+    :param claimed_at: when the claim was sent, on the executor's clock. The lease
+        is taken as secured from then on, so never later than the store's own expiry.
     """
 
     __slots__ = (
@@ -48,10 +47,10 @@ class Claim:
     policy: KindPolicy
     """The item's kind's policy: set when the item is dispatched to its handler."""
 
-    def __init__(self, item: WorkItem, claimed_at: datetime, secured_until: datetime) -> None:
+    def __init__(self, item: WorkItem, claimed_at: datetime, lease_duration: timedelta) -> None:
         self.item = item
         self.claimed_at = claimed_at
-        self.secured_until = secured_until
+        self.secured_until = claimed_at + lease_duration
         """The instant the lease last secured runs out unless renewed, on the clock."""
         self.lost: str | None = None
         """Why the lease was lost, or None while it is held."""
@@ -164,12 +163,7 @@ class Claimer:
         return completed
 
     def _claim_of(self, item: WorkItem, claimed_at: datetime) -> Claim:
-        # Secured until the lease the store wrote, on the same clock: the store reads
-        # the time once the claim has its connection, which may be well after
-        # claimed_at when the event loop blocked meanwhile (docs/adr/0036).
-        secured_until = item.lease_expires_at
-        assert secured_until is not None  # a claimed item is running, under a lease
-        claim = Claim(item, claimed_at, secured_until)
+        claim = Claim(item, claimed_at, self._lease_duration)
         if self._renewals is not None:
             claim.secured_until = self._renewals.secured_until(item.lease, claim.secured_until)
         return claim

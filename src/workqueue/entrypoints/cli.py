@@ -377,19 +377,6 @@ def _hears_its_own_stop_signals(command: str) -> bool:
     return command == "worker"
 
 
-def _delays_as_given(argv: Sequence[str] | None) -> list[str]:
-    """``--delay -5s`` read as ``--delay=-5s``: argparse takes a value that starts with
-    a dash for the next option unless it looks like a number, and the negative delay
-    then meets its own one-line refusal instead of "expected one argument"."""
-    given: list[str] = []
-    for argument in sys.argv[1:] if argv is None else argv:
-        if given[-1:] == ["--delay"] and argument.startswith("-"):
-            given[-1] = f"--delay={argument}"
-        else:
-            given.append(argument)
-    return given
-
-
 def main(
     argv: Sequence[str] | None = None,
     *,
@@ -408,7 +395,7 @@ def main(
     out = sys.stdout if out is None else out
     err = sys.stderr if err is None else err
     try:
-        args = build_parser().parse_args(_delays_as_given(argv))
+        args = build_parser().parse_args(argv)
     except SystemExit as exit_:
         # argparse has printed usage (or help); keep its status, 2 or 0.
         return ExitStatus(int(exit_.code or 0))

@@ -487,35 +487,6 @@ class TestClaimsTheWatchdogCannotSee:
         assert claim is not None
         assert claim.secured_until == bench.clock.now() + LEASE
 
-    async def test_a_claim_that_waited_for_its_connection_is_secured_until_the_lease_written(
-        self, bench: Bench
-    ) -> None:
-        """The claim left at once but reached the store only after the loop had blocked
-        for longer than a lease: the store leased from when it wrote."""
-        spy = StoreSpy(bench.store)
-
-        async def after_a_block(*args: object, **kwargs: object) -> object:
-            await bench.clock.sleep((LEASE + INTERVAL).total_seconds())
-            return await bench.store.claim(*args, **kwargs)  # type: ignore[arg-type]
-
-        spy.overrides["claim"] = after_a_block
-        claimer = Claimer(
-            spy,  # type: ignore[arg-type]
-            bench.clock,
-            bench.registry.kinds,
-            worker_id="lanes",
-            lease_duration=LEASE,
-            renewals=Renewals(),
-        )
-        item_id = await bench.enqueue("late")
-        claiming = asyncio.create_task(claimer.claim())
-        await bench.clock.advance((LEASE + INTERVAL).total_seconds())
-        claim = await claiming
-        assert claim is not None
-        assert claim.item.id == item_id
-        assert claim.secured_until == bench.clock.now() + LEASE
-        assert await bench.item(item_id) == claim.item
-
     async def test_renewals_run_out_and_are_forgotten_at_the_next_look(
         self, lanes: Lanes, bench: Bench
     ) -> None:

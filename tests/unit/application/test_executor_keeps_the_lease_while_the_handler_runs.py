@@ -57,7 +57,7 @@ def keeper_for(
     secured_for: timedelta = LEASE,
 ) -> tuple[Claim, LeaseKeeper]:
     """A keeper of a claim's lease, secured for ``secured_for`` from now (negative: run out)."""
-    claim = Claim(ITEM, bench.clock.now(), bench.clock.now() + secured_for)
+    claim = Claim(ITEM, bench.clock.now(), secured_for)
     heartbeats = SoloHeartbeats(
         spy,  # type: ignore[arg-type]
         bench.clock,

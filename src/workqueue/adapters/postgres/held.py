@@ -26,11 +26,6 @@ use and sends them all on it.
   the connection back through ``Pool.release``, which rolls back, waits for a
   cancellation to finish, or drops a broken connection; the next statement
   borrows a fresh one. Errors are reported exactly as the pool would report them.
-- **Arguments made once a connection is in hand.** ``fetch_made`` and its
-  siblings call the owner back for the statement's arguments only once the
-  statement has its connection, just before it is sent: a lease stamped from
-  the clock then cannot go stale while the statement waits for a connection (the
-  event loop may block meanwhile, docs/adr/0036).
 - **No session state.** Like every pool user here (see :func:`create_pool`), the
   statements sent on it leave nothing behind: each is its own transaction.
 """
@@ -39,7 +34,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Callable, Sequence
 from typing import Any
 
 import asyncpg
@@ -76,33 +70,17 @@ class HeldConnection:  # pragma: no mutate block
 
     async def fetch(self, query: str, *args: Any) -> list[asyncpg.Record]:
         """``Connection.fetch`` on the held connection, or on the pool's when it is busy."""
-        return await self.fetch_made(query, lambda: args)
+        rows: list[asyncpg.Record] = await self._run("fetch", query, args)
+        return rows
 
     async def fetchrow(self, query: str, *args: Any) -> asyncpg.Record | None:
         """``Connection.fetchrow`` on the held connection, or on the pool's when it is busy."""
-        return await self.fetchrow_made(query, lambda: args)
+        row: asyncpg.Record | None = await self._run("fetchrow", query, args)
+        return row
 
     async def fetchval(self, query: str, *args: Any) -> Any:
         """``Connection.fetchval`` on the held connection, or on the pool's when it is busy."""
-        return await self.fetchval_made(query, lambda: args)
-
-    async def fetch_made(
-        self, query: str, arguments: Callable[[], Sequence[Any]]
-    ) -> list[asyncpg.Record]:
-        """:meth:`fetch` with ``arguments()`` called once a connection is in hand."""
-        rows: list[asyncpg.Record] = await self._run("fetch", query, arguments)
-        return rows
-
-    async def fetchrow_made(
-        self, query: str, arguments: Callable[[], Sequence[Any]]
-    ) -> asyncpg.Record | None:
-        """:meth:`fetchrow` with ``arguments()`` called once a connection is in hand."""
-        row: asyncpg.Record | None = await self._run("fetchrow", query, arguments)
-        return row
-
-    async def fetchval_made(self, query: str, arguments: Callable[[], Sequence[Any]]) -> Any:
-        """:meth:`fetchval` with ``arguments()`` called once a connection is in hand."""
-        return await self._run("fetchval", query, arguments)
+        return await self._run("fetchval", query, args)
 
     async def close(self) -> None:
         """Give the connection back to the pool and hold none again; idempotent.
@@ -117,10 +95,9 @@ class HeldConnection:  # pragma: no mutate block
         if self._returning:
             await asyncio.gather(*self._returning, return_exceptions=True)
 
-    async def _run(self, method: str, query: str, arguments: Callable[[], Sequence[Any]]) -> Any:
+    async def _run(self, method: str, query: str, args: tuple[Any, ...]) -> Any:
         if self._busy or self._closed:
-            async with self._pool.acquire() as borrowed:
-                return await getattr(borrowed, method)(query, *arguments())
+            return await getattr(self._pool, method)(query, *args)
         self._busy = True
         try:
             connection = self._connection
@@ -131,7 +108,7 @@ class HeldConnection:  # pragma: no mutate block
                 connection = None
             if connection is None:
                 connection = await self._borrow()
-            return await getattr(connection, method)(query, *arguments())
+            return await getattr(connection, method)(query, *args)
         except BaseException:
             await self._give_back()
             raise

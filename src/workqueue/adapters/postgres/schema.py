@@ -1,11 +1,10 @@
 """The schema as PostgreSQL reports it, for ``docs/schema.sql`` and its staleness test.
 
 The text is generated from catalog queries (``sql/catalog.sql``), not pg_dump,
-whose output changes with its version: the domains of the columns with their
-checks; tables with their columns, types, nullability, defaults, identity,
-constraints and storage options; indexes as ``pg_get_indexdef`` prints them;
-extended statistics; triggers with their functions; every comment; and the
-migrations applied.
+whose output changes with its version: tables with their columns, types,
+nullability, defaults, identity, constraints and storage options; indexes as
+``pg_get_indexdef`` prints them; extended statistics; triggers with their
+functions; every comment; and the migrations applied.
 
 Regenerate the document after changing a migration, with one command::
 
@@ -53,9 +52,6 @@ async def describe_schema(target: DatabaseTarget) -> str:  # pragma: no mutate b
     async with connection_to(target) as connection:
         migrations = [row["name"] for row in await connection.fetch(_SQL["migrations_applied"])]
         blocks = [_HEADER + "-- Migrations applied: " + ", ".join(migrations) + ".\n"]
-        domains = await connection.fetch(_SQL["domains"])
-        if domains:
-            blocks.append("".join(_domain_lines(domain) for domain in domains))
         for table in await connection.fetch(_SQL["tables"]):
             blocks.append(await _describe_table(connection, table))
     return "\n".join(blocks)
@@ -90,13 +86,6 @@ async def _describe_table(
     for trigger in triggers:
         lines += [trigger["function"].rstrip() + ";", f"{trigger['definition']};"]
     return "\n".join(lines) + "\n"
-
-
-def _domain_lines(domain: asyncpg.Record) -> str:  # pragma: no mutate block
-    lines = f"CREATE DOMAIN {domain['name']} AS {domain['base']}{domain['constraints']};\n"
-    if domain["comment"] is not None:
-        lines += f"COMMENT ON DOMAIN {domain['name']} IS {domain['comment']};\n"
-    return lines
 
 
 def _column_line(column: asyncpg.Record) -> str:

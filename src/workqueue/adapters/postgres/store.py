@@ -147,9 +147,7 @@ class PostgresWorkStore(WorkStore):  # pragma: no mutate block
     through the pool when that one is busy.
 
     :param pool: connections to a migrated database (see :func:`create_pool`).
-    :param clock: stamps every timestamp and decides which leases have expired. A
-        claim's and a heartbeat's lease are stamped once the statement has its
-        connection, so that waiting for one cannot make them stale (docs/adr/0036).
+    :param clock: stamps every timestamp and decides which leases have expired.
     """
 
     def __init__(self, pool: asyncpg.Pool, clock: Clock) -> None:
@@ -229,13 +227,16 @@ class PostgresWorkStore(WorkStore):  # pragma: no mutate block
             CANCEL_REQUESTED when a cancel of the item was requested; else HELD.
         :raises StoreUnavailableError: if the database cannot be reached.
         """
-
-        def arguments() -> tuple[object, ...]:
-            now = self._clock.now()
-            return lease.item_id, lease.attempt, now, now + lease_duration, progress
-
+        now = self._clock.now()
         with connection_loss_as_unavailable():
-            requested = await self._connection.fetchval_made(_SQL["heartbeat"], arguments)
+            requested = await self._connection.fetchval(
+                _SQL["heartbeat"],
+                lease.item_id,
+                lease.attempt,
+                now,
+                now + lease_duration,
+                progress,
+            )
         return _HEARTBEAT_ANSWERS[requested]
 
     async def heartbeat_many(
@@ -252,13 +253,11 @@ class PostgresWorkStore(WorkStore):  # pragma: no mutate block
         if not beats:
             return []
         ids, attempts, progress = lease_columns(beats)
-
-        def arguments() -> tuple[object, ...]:
-            now = self._clock.now()
-            return ids, attempts, now, now + lease_duration, progress
-
+        now = self._clock.now()
         with connection_loss_as_unavailable():
-            rows = await self._connection.fetch_made(_SQL["heartbeat_many"], arguments)
+            rows = await self._connection.fetch(
+                _SQL["heartbeat_many"], ids, attempts, now, now + lease_duration, progress
+            )
         requested = {row["id"]: row["cancel_requested"] for row in rows}
         return [_HEARTBEAT_ANSWERS[requested.get(lease.item_id)] for lease, _ in beats]
 
@@ -351,17 +350,22 @@ class PostgresWorkStore(WorkStore):  # pragma: no mutate block
                 names, worker_id, lease_duration, *lease_columns(lease), 1
             )
             return item_id in held, items[0] if items else None
-
-        def arguments() -> tuple[object, ...]:
-            now = self._clock.now()
-            return names, worker_id, now, now + lease_duration, item_id, attempt, progress
-
+        now = self._clock.now()
         row = await _rerun_on_deadlock(
-            lambda: self._connection.fetchrow_made(_SQL["claim"], arguments)
+            lambda: self._connection.fetchrow(
+                _SQL["claim"],
+                names,
+                worker_id,
+                now,
+                now + lease_duration,
+                item_id,
+                attempt,
+                progress,
+            )
         )
         assert row is not None  # the statement always returns its one row
         if row["undelay"]:
-            await self._undelay(self._clock.now())
+            await self._undelay(now)
         self._path = path_after(ClaimPath.PLAIN, capped=bool(row["capped"]), room=None)
         if row["id"] is None and self._path is ClaimPath.CAPPED:
             _, items = await self._claims(names, worker_id, lease_duration, [], [], [], 1)
@@ -387,8 +391,9 @@ class PostgresWorkStore(WorkStore):  # pragma: no mutate block
         ``count``, the capped one claims the rest at once (docs/adr/0035).
         """
         path = self._path
+        now = self._clock.now()
         rows = await self._run_claims(
-            path.value, names, worker_id, lease_duration, ids, attempts, progress, count
+            path.value, names, worker_id, now, lease_duration, ids, attempts, progress, count
         )
         held = {int(item_id) for item_id in rows[0]["completed"]}
         items = [work_item_from_row(row) for row in rows if row["id"] is not None]
@@ -398,6 +403,7 @@ class PostgresWorkStore(WorkStore):  # pragma: no mutate block
                 ClaimPath.CAPPED.value,
                 names,
                 worker_id,
+                now,
                 lease_duration,
                 [],
                 [],
@@ -416,6 +422,7 @@ class PostgresWorkStore(WorkStore):  # pragma: no mutate block
         name: str,
         names: list[str],
         worker_id: str,
+        now: datetime,
         lease_duration: timedelta,
         ids: list[str],
         attempts: list[str],
@@ -424,14 +431,20 @@ class PostgresWorkStore(WorkStore):  # pragma: no mutate block
     ) -> list[asyncpg.Record]:
         """Run the claim statement ``name`` for ``count`` (and ``undelay`` if it says so)."""
         statement = self._complete_and_claim(name, count)
-
-        def arguments() -> tuple[object, ...]:
-            now = self._clock.now()
-            return names, worker_id, now, now + lease_duration, ids, attempts, progress
-
-        rows = await _rerun_on_deadlock(lambda: self._connection.fetch_made(statement, arguments))
+        rows = await _rerun_on_deadlock(
+            lambda: self._connection.fetch(
+                statement,
+                names,
+                worker_id,
+                now,
+                now + lease_duration,
+                ids,
+                attempts,
+                progress,
+            )
+        )
         if rows[0]["undelay"]:
-            await self._undelay(self._clock.now())
+            await self._undelay(now)
         return rows
 
     async def _undelay(self, now: datetime) -> None:

@@ -5,23 +5,6 @@
 -- name: migrations_applied
 SELECT name FROM workqueue_migrations ORDER BY version;
 
--- name: domains
--- The domains the tables' columns are of (docs/adr/0042), with their checks.
-SELECT quote_ident(t.typname) AS name,
-       format_type(t.typbasetype, t.typtypmod) AS base,
-       coalesce((
-           SELECT string_agg(
-               ' CONSTRAINT ' || quote_ident(c.conname) || ' ' || pg_get_constraintdef(c.oid),
-               '' ORDER BY c.conname)
-           FROM pg_constraint AS c
-           WHERE c.contypid = t.oid AND c.contype <> 'n'
-       ), '') AS constraints,
-       quote_literal(obj_description(t.oid, 'pg_type')) AS comment
-FROM pg_type AS t
-JOIN pg_namespace AS n ON n.oid = t.typnamespace
-WHERE n.nspname = current_schema() AND t.typtype = 'd'
-ORDER BY t.typname;
-
 -- name: tables
 SELECT c.oid,
        quote_ident(c.relname) AS name,

@@ -8,16 +8,14 @@
 -- would make. The architecture test allows this file by name (ADR 0013).
 -- $1 kind, $2 payload (JSON text), $3 status, ... $13 progress (JSON text or
 -- null), $14 error, $15 priority, $16 run_at, $17 now: a queued item whose run_at
--- is after now is written `delayed`, as an enqueue writes it (docs/adr/0030). $3 is
--- cast to text in both places: as the value of a domain column (wq_status) and a
--- text compared with 'queued', it would be ambiguous (docs/adr/0042).
+-- is after now is written `delayed`, as an enqueue writes it (docs/adr/0030).
 INSERT INTO work_items (
     kind, payload, status, attempt, stalls, dedup_key, enqueued_at, started_at,
     heartbeat_at, lease_expires_at, finished_at, worker_id, progress, error,
     priority, run_at, delayed
 )
-VALUES ($1, $2::text::jsonb, $3::text, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13::text::jsonb, $14,
-        $15, $16, $3::text = 'queued' AND $16::timestamptz > $17::timestamptz)
+VALUES ($1, $2::text::jsonb, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13::text::jsonb, $14,
+        $15, $16, $3 = 'queued' AND $16::timestamptz > $17::timestamptz)
 RETURNING id;
 
 -- name: read_item
